@@ -1,0 +1,234 @@
+"""Input checks shared by every module, written as plain sentences.
+
+Every public function validates its arguments here, so that bad input fails
+early with a message that names the argument, says what was expected and shows
+what was received, for example::
+
+    ValueError: targets must be integers in [0, 3); got 3 at index 7
+
+The checks are cheap (one pass over small arrays, or a look at the result of a
+reduction the caller computes anyway) so that validation never dominates the
+cost of the mathematics it protects.  This module is private: its names may
+change, the messages it produces are part of the public contract.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional
+
+import numpy as np
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def _where(mask: np.ndarray) -> str:
+    """Describe the first True entry of ``mask`` as ``'at index i'``."""
+    index = np.unravel_index(int(np.argmax(mask)), mask.shape)
+    if len(index) == 0:
+        return ""
+    if len(index) == 1:
+        return f" at index {int(index[0])}"
+    return f" at index {tuple(int(i) for i in index)}"
+
+
+def float_dtype(dtype: np.dtype) -> np.dtype:
+    """The floating dtype computations run in: float32/float64 kept, else float64."""
+    if dtype == np.float32 or dtype == np.float64 or dtype == np.longdouble:
+        return np.dtype(dtype)
+    if dtype == np.float16:
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def as_float_array(
+    x: Any,
+    name: str,
+    *,
+    allow_inf: bool = True,
+    allow_empty: bool = True,
+    check_nan: bool = True,
+) -> np.ndarray:
+    """Convert ``x`` to a floating array, rejecting what is not a real number.
+
+    float32 and float64 are kept as they are; integers and booleans become
+    float64.  Complex, string and object input raise ``TypeError``; NaN raises
+    ``ValueError`` (it is never a valid score or probability).  Callers that
+    find NaN more cheaply themselves (a max propagates it) pass
+    ``check_nan=False`` and call :func:`check_no_nan` when they see one.
+    """
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+        arr = x
+    else:
+        try:
+            arr = np.asarray(x)
+        except ValueError as exc:  # ragged nested lists
+            raise ValueError(
+                f"{name} must be a rectangular array of real numbers; got {exc}"
+            ) from None
+    if arr.dtype.kind not in "fiub":
+        raise TypeError(
+            f"{name} must be an array of real numbers; got dtype {arr.dtype}"
+        )
+    arr = arr.astype(float_dtype(arr.dtype), copy=False)
+    if not allow_empty and arr.size == 0:
+        raise ValueError(f"{name} must not be empty; got shape {arr.shape}")
+    if check_nan:
+        check_no_nan(arr, name)
+    if not allow_inf:
+        bad = np.isinf(arr)
+        if bad.any():
+            raise ValueError(
+                f"{name} must be finite; got {arr[bad].flat[0]}{_where(bad)}"
+            )
+    return arr
+
+
+def check_no_nan(arr: np.ndarray, name: str) -> None:
+    """Raise ``ValueError`` if ``arr`` holds a NaN, saying where."""
+    bad = np.isnan(arr)
+    if bad.any():
+        raise ValueError(f"{name} must not contain NaN; got NaN{_where(bad)}")
+
+
+def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
+    """Return ``axis`` as a non-negative integer for an array of ``ndim`` dims."""
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {axis!r}")
+    axis = int(axis)
+    if ndim == 0:
+        raise ValueError(f"{name}={axis} needs an array with at least one dimension; "
+                         "got a scalar (0-d array)")
+    if not -ndim <= axis < ndim:
+        raise ValueError(
+            f"{name} must be in [{-ndim}, {ndim}) for an array with {ndim} "
+            f"dimension{'s' if ndim != 1 else ''}; got {axis}"
+        )
+    return axis % ndim
+
+
+def check_reduction(reduction: Any) -> str:
+    """Return ``reduction`` if it is one of ``'mean'``, ``'sum'``, ``'none'``."""
+    if reduction not in REDUCTIONS:
+        raise ValueError(
+            f"reduction must be one of 'mean', 'sum', 'none'; got {reduction!r}"
+        )
+    return reduction
+
+
+def check_scalar(
+    value: Any,
+    name: str,
+    *,
+    low: Optional[float] = None,
+    high: Optional[float] = None,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+) -> float:
+    """Return ``value`` as a float after checking it is a real number in range."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {value!r}")
+    value = float(value)
+    if value != value:
+        raise ValueError(f"{name} must not be NaN; got nan")
+    too_low = low is not None and (value < low if low_inclusive else value <= low)
+    too_high = high is not None and (value > high if high_inclusive else value >= high)
+    if too_low or too_high:
+        left = "[" if low_inclusive else "("
+        right = "]" if high_inclusive else ")"
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        raise ValueError(f"{name} must be in {left}{lo}, {hi}{right}; got {value:g}")
+    return value
+
+
+def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+    """Return ``value`` as an int after checking it is an integer >= ``minimum``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value}")
+    return int(value)
+
+
+def as_class_indices(
+    targets: Any, num_classes: int, name: str = "targets"
+) -> np.ndarray:
+    """Return integer class indices, each in ``[0, num_classes)``, as int64/intp.
+
+    Floating arrays are rejected even when their values are whole numbers:
+    PyTorch does the same, and it catches probability targets passed by
+    mistake in the wrong layout.
+    """
+    arr = np.asarray(targets)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name} must be integer class indices in [0, {num_classes}); "
+            f"got dtype {arr.dtype}"
+        )
+    if arr.size:
+        bad = (arr < 0) | (arr >= num_classes)
+        if bad.any():
+            raise ValueError(
+                f"{name} must be integers in [0, {num_classes}); "
+                f"got {arr[bad].flat[0]}{_where(bad)}"
+            )
+    return arr.astype(np.intp, copy=False)
+
+
+def check_distribution(
+    p: np.ndarray, name: str, axis: int = -1, *, atol: float = 1e-6
+) -> None:
+    """Check that ``p`` holds probability distributions along ``axis``.
+
+    Entries must be non-negative (and not NaN) and each slice along ``axis``
+    must sum to 1 within ``atol``.
+    """
+    check_no_nan(p, name)
+    negative = p < 0
+    if negative.any():
+        raise ValueError(
+            f"{name} must be non-negative probabilities; "
+            f"got {p[negative].flat[0]:g}{_where(negative)}"
+        )
+    if p.size == 0:
+        return
+    totals = p.sum(axis=axis)
+    off = ~(np.abs(totals - 1.0) <= atol)
+    if np.any(off):
+        total = np.asarray(totals)[off].flat[0] if np.ndim(totals) else float(totals)
+        where = _where(off) if np.ndim(totals) else ""
+        raise ValueError(
+            f"{name} must sum to 1 along axis {axis} (within {atol:g}); "
+            f"got a sum of {total:.10g}{where}"
+        )
+
+
+def check_same_shape(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
+    """Raise ``ValueError`` unless ``a`` and ``b`` have the same shape."""
+    if a.shape != b.shape:
+        raise ValueError(
+            f"{name_b} must have the same shape as {name_a} {a.shape}; got {b.shape}"
+        )
+
+
+def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
+    """Return a ``numpy.random.Generator`` from a Generator, a seed or None.
+
+    ``None`` gives a freshly seeded generator (non-reproducible, as in NumPy);
+    an integer or a ``SeedSequence`` gives a reproducible one.  The legacy
+    ``RandomState`` and the global ``np.random`` state are never used.
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)):
+        if isinstance(rng, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a numpy.random.Generator or a seed; "
+                            f"got {rng!r}")
+        if rng is not None and not isinstance(rng, np.random.SeedSequence) and rng < 0:
+            raise ValueError(f"{name} must be a non-negative seed; got {rng}")
+        return np.random.default_rng(rng)
+    raise TypeError(
+        f"{name} must be a numpy.random.Generator, an integer seed or None; "
+        f"got {type(rng).__name__}"
+    )
