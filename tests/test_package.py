@@ -1,0 +1,122 @@
+"""The package as a whole: its public API, its docstrings and its import order."""
+
+import ast
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import scratchnet as sn
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "scratchnet"
+
+# The chapters in reading order: a module may import only those before it.
+ORDER = [
+    "_validation",
+    "softmax",
+    "losses",
+    "gradcheck",
+    "information",
+    "gaussian",
+    "tasks",
+    "layers",
+    "mlp",
+    "optim",
+    "train",
+    "plotting",
+    "experiments",
+    "__main__",
+]
+
+
+def test_version_is_a_string():
+    assert isinstance(sn.__version__, str)
+    assert sn.__version__.count(".") == 2
+
+
+def test_every_name_in_all_exists():
+    missing = [name for name in sn.__all__ if not hasattr(sn, name)]
+    assert missing == []
+
+
+def test_every_module_is_in_the_reading_order():
+    modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__"}
+    assert modules == set(ORDER)
+
+
+def _imported_siblings(path: Path) -> set:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                names.add(node.module.split(".")[0])
+            else:
+                names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+            "scratchnet."
+        ):
+            names.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("scratchnet."):
+                    names.add(alias.name.split(".")[1])
+    return names
+
+
+@pytest.mark.parametrize("module", ORDER)
+def test_imports_flow_one_way(module):
+    """Each module imports only modules that come before it (no cycles)."""
+    allowed = set(ORDER[: ORDER.index(module)])
+    imported = _imported_siblings(PACKAGE / f"{module}.py")
+    assert imported <= allowed, f"{module} imports later modules: {imported - allowed}"
+
+
+def _public_callables():
+    seen = {}
+    for name in sn.__all__:
+        obj = getattr(sn, name)
+        if inspect.isfunction(obj) or inspect.isclass(obj):
+            seen[name] = obj
+    return sorted(seen.items())
+
+
+@pytest.mark.parametrize("name, obj", _public_callables())
+def test_public_docstrings_follow_numpydoc(name, obj):
+    doc = inspect.getdoc(obj) or ""
+    for section in ("Parameters", "Examples"):
+        assert f"\n{section}\n---" in doc, f"{name} lacks a {section} section"
+    if inspect.isfunction(obj):
+        assert "\nReturns\n---" in doc, f"{name} lacks a Returns section"
+        hints = obj.__annotations__
+        assert "return" in hints, f"{name} has no return type hint"
+
+
+@pytest.mark.parametrize("module", [m for m in ORDER if not m.startswith("_")])
+def test_every_module_opens_with_its_idea(module):
+    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+    doc = ast.get_docstring(tree)
+    assert doc and len(doc.splitlines()) >= 3, f"{module} needs a module docstring"
+    assert not doc.startswith("STUB"), f"{module} is still a stub"
+
+
+def test_import_does_not_load_matplotlib():
+    code = "import sys, scratchnet; print('matplotlib' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False"
+
+
+def test_ruff_is_clean():
+    pytest.importorskip("ruff")
+    out = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", str(ROOT)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
