@@ -1,0 +1,63 @@
+"""Re-execute the notebooks in place so their stored outputs match the code.
+
+Run after changing the library or a notebook::
+
+    python notebooks/execute.py            # every notebook
+    python notebooks/execute.py 03*.ipynb  # some of them
+
+Each notebook runs top to bottom in a fresh kernel; its outputs (figures
+included) are written back into the file, and the run time is printed.  A
+notebook that raises stops the script with the error, and the file is left as
+it was.  ``tests/test_notebooks.py`` checks that the stored outputs carry no
+errors and that every notebook still runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+HERE = Path(__file__).resolve().parent
+
+
+def execute(path: Path, timeout: int = 300) -> float:
+    """Execute the notebook at ``path`` in place and return the seconds it took."""
+    nb = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
+    seconds = time.perf_counter() - start
+    nbformat.write(nb, path)
+    return seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "patterns",
+        nargs="*",
+        default=["[0-9]*.ipynb"],
+        help="glob patterns inside notebooks/ (default: all)",
+    )
+    args = parser.parse_args(argv)
+    paths = sorted({p for pattern in args.patterns for p in HERE.glob(pattern)})
+    if not paths:
+        print("no notebook matches", args.patterns, file=sys.stderr)
+        return 1
+    for path in paths:
+        print(f"{path.name}: ", end="", flush=True)
+        print(f"{execute(path):.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
