@@ -1,30 +1,601 @@
-"""STUB: to be written (see the issue for information)."""
+r"""Entropy, cross-entropy and KL divergence: why the loss minimiser is P(C|x).
 
-def entropy(*args, **kwargs):
-    raise NotImplementedError('information.entropy')
+For two distributions :math:`p` and :math:`q` over the same :math:`M`
+outcomes,
+
+.. math::
+
+    H(p) = -\sum_i p_i \log p_i, \qquad
+    H(p, q) = -\sum_i p_i \log q_i, \qquad
+    \mathrm{KL}(p \,\|\, q) = \sum_i p_i \log \frac{p_i}{q_i} = H(p, q) - H(p).
+
+**Units and coding.**  With the natural log the unit is the *nat*, with
+:math:`\log_2` the *bit*; 1 nat :math:`= 1/\ln 2 \approx 1.4427` bits.  A
+uniform distribution over 256 values has :math:`\log_2 256 = 8` bits, one
+byte.  Bits measure code length: for any :math:`q` there is a prefix code
+that spends at most :math:`-\log_2 q(y) + 1` bits on symbol :math:`y`, so
+coding symbols drawn from :math:`p` with a code built for :math:`q` costs
+:math:`H(p, q)` bits per symbol (within one), and :math:`\mathrm{KL}(p \| q)`
+is the overhead of believing :math:`q` when the truth is :math:`p`.
+
+**Gibbs' inequality.**  :math:`H(p, q) \ge H(p)`, i.e.
+:math:`\mathrm{KL}(p \| q) \ge 0`, with equality only for :math:`q = p`.
+Jensen's inequality on the convex :math:`-\log` gives it in one line:
+:math:`\mathrm{KL}(p \| q) = \mathbb{E}_p[-\log(q/p)]
+\ge -\log \mathbb{E}_p[q/p] = -\log \sum_{p_i > 0} q_i \ge 0`.
+
+**Why a classifier learns the posterior.**  Let the model's softmax output be
+:math:`q(C \mid x)` and the truth :math:`P(C \mid x)`.  Averaging the KL over
+inputs splits it into a model term and a constant,
+
+.. math::
+
+    \mathbb{E}_{x}\, \mathrm{KL}\big(P(C \mid x) \,\|\, q(C \mid x)\big)
+    = \underbrace{\mathbb{E}_{x}\Big[-\sum_i P(i \mid x) \log q(i \mid x)\Big]}
+        _{= \ \mathbb{E}_{(x, c)}[-\log q(c \mid x)]}
+    \; - \; \underbrace{\mathbb{E}_{x}\, H(P(C \mid x))}_{= \ H(C \mid X)} .
+
+The first term is the population cross-entropy loss: sampling the label
+:math:`c` replaces the unknown weights :math:`P(i \mid x)`, so the training
+loss :math:`L = -\frac{1}{N}\sum_j \log q(c_j \mid x_j)` estimates it without
+bias.  The second does not depend on the model, so minimising the loss
+minimises the expected KL.  By Gibbs the loss is at least :math:`H(C \mid X)`,
+reached exactly when :math:`q(C \mid x) = P(C \mid x)` wherever
+:math:`P(x) > 0`.  :func:`expected_kl` computes the left-hand side.
+
+**KL is not symmetric.**  Minimising :math:`\mathrm{KL}(P \| Q)` over
+:math:`Q` (what cross-entropy training does) is *mode covering*: :math:`Q`
+must be positive wherever :math:`P` is, or the divergence is infinite.
+Minimising :math:`\mathrm{KL}(Q \| P)` is *mode seeking*: a restricted
+:math:`Q` may sit on one mode of :math:`P` and ignore the others.
+
+Conventions shared by every function here:
+
+* Distributions lie along ``axis`` (default -1); other axes broadcast.
+* :math:`0 \log 0 = 0`, and a term with :math:`p_i = 0` contributes 0 whatever
+  :math:`q_i` is (even 0); :math:`p_i > 0 = q_i` gives ``+inf``, with no
+  warning and no NaN.
+* Inputs must be distributions (non-negative, summing to 1 within 1e-6)
+  or a ``ValueError`` says which is wrong; unlike ``scipy.stats.entropy``
+  nothing is silently renormalised.
+* ``base=None`` gives nats, ``base=2`` bits.  float32 stays float32; 1-D
+  input gives a NumPy scalar, more dimensions an array.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ._validation import (
+    _where,
+    as_float_array,
+    check_distribution,
+    check_same_shape,
+    check_scalar,
+    normalize_axis,
+)
+from .softmax import logsumexp
+
+__all__ = [
+    "GibbsResult",
+    "bits_to_nats",
+    "cross_entropy",
+    "entropy",
+    "expected_kl",
+    "gibbs_inequality",
+    "kl_divergence",
+    "nats_to_bits",
+]
+
+_ATOL = 1e-6  # how far a distribution's total may stray from 1
+_LN2 = float(np.log(2.0))  # nats per bit
 
 
-def cross_entropy(*args, **kwargs):
-    raise NotImplementedError('information.cross_entropy')
+# --------------------------------------------------------------------------
+# Private building blocks: validation, the masked log, the masked sum.
+# --------------------------------------------------------------------------
 
 
-def kl_divergence(*args, **kwargs):
-    raise NotImplementedError('information.kl_divergence')
+def _log_base(base: Any) -> float | None:
+    """``ln(base)``, the divisor that turns nats into the unit of ``base``."""
+    if base is None:
+        return None
+    value = check_scalar(base, "base")  # a real number, not NaN, not a bool
+    if not 0 < value < np.inf or value == 1:
+        raise ValueError(
+            "base must be a positive real number other than 1 (None for nats, "
+            f"2 for bits); got {value:g}"
+        )
+    return float(np.log(value))
 
 
-def gibbs_inequality(*args, **kwargs):
-    raise NotImplementedError('information.gibbs_inequality')
+def _unwrap(out: np.ndarray) -> Any:
+    """A 0-d result becomes a NumPy scalar; arrays are returned as they are."""
+    return out[()] if out.ndim == 0 else out
 
 
-def expected_kl(*args, **kwargs):
-    raise NotImplementedError('information.expected_kl')
+def _finish(total: np.ndarray, axis: int, ln_base: float | None) -> Any:
+    """Convert nats to the unit of the base, then drop the summed ``axis``."""
+    if ln_base is not None:
+        total = total / total.dtype.type(ln_base)  # typed: float32 stays float32
+    return _unwrap(np.squeeze(total, axis=axis))
 
 
-def nats_to_bits(*args, **kwargs):
-    raise NotImplementedError('information.nats_to_bits')
+def _log(x: np.ndarray) -> np.ndarray:
+    """Natural log with :math:`\\log 0 = -\\infty`, without a divide warning."""
+    out = np.full(x.shape, -np.inf, dtype=x.dtype)
+    np.log(x, out=out, where=x > 0)
+    return out
 
 
-def bits_to_nats(*args, **kwargs):
-    raise NotImplementedError('information.bits_to_nats')
+def _sum_over_support(p: np.ndarray, values: np.ndarray, axis: int) -> np.ndarray:
+    r""":math:`\sum_{i: p_i > 0} p_i \, v_i` along ``axis`` (keepdims).
+
+    Terms with :math:`p_i = 0` are never evaluated, so :math:`0 \cdot (-\infty)`
+    never happens: this one mask is the :math:`0 \log 0 = 0` convention.
+    """
+    shape = np.broadcast_shapes(p.shape, values.shape)
+    terms = np.zeros(shape, dtype=np.result_type(p, values))
+    np.multiply(p, values, out=terms, where=p > 0)
+    return terms.sum(axis=axis, keepdims=True)
 
 
+def _log_ratio(p: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    r""":math:`\log p_i - \log q_i` where :math:`p_i > 0` (0 elsewhere, never NaN)."""
+    shape = np.broadcast_shapes(log_p.shape, log_q.shape)
+    out = np.zeros(shape, dtype=np.result_type(log_p, log_q))
+    np.subtract(log_p, log_q, out=out, where=p > 0)
+    return out
+
+
+def _outcome_axis(shapes: dict, axis: Any) -> tuple[int, int]:
+    """Broadcast the named shapes; return (ndim, axis) after checking the axis.
+
+    The non-outcome axes broadcast as in NumPy; along ``axis`` every array
+    must have the same number of outcomes M >= 1.
+    """
+    names = " and ".join(shapes)
+    got = " and ".join(str(s) for s in shapes.values())
+    try:
+        shape = np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        raise ValueError(
+            f"{names} must have broadcastable shapes; got shapes {got}"
+        ) from None
+    axis = normalize_axis(axis, len(shape))
+    for s in shapes.values():
+        if ((1,) * (len(shape) - len(s)) + tuple(s))[axis] != shape[axis]:
+            raise ValueError(
+                f"{names} must have the same number of outcomes along axis "
+                f"{axis}; got shapes {got}"
+            )
+    if shape[axis] == 0:
+        raise ValueError(
+            f"{names} must have at least one outcome along axis {axis}; "
+            f"got shapes {got}"
+        )
+    return len(shape), axis
+
+
+def _pad(x: np.ndarray, ndim: int) -> np.ndarray:
+    """View ``x`` with leading length-1 axes up to ``ndim``, as broadcasting does."""
+    return x.reshape((1,) * (ndim - x.ndim) + x.shape)
+
+
+def _own_frame(x: np.ndarray, axis: int, ndim: int) -> tuple[np.ndarray, int]:
+    """``x`` and the index in it of the outcome ``axis`` of the ``ndim``-dim broadcast.
+
+    Error messages then give indices in ``x``'s own shape.
+    """
+    own = axis - (ndim - x.ndim)
+    if own < 0:  # x lacks the outcome axis: view it with length 1 there
+        return _pad(x, ndim), axis
+    return x, own
+
+
+def _log_of_distribution(x: Any, name: str, axis: int, ndim: int) -> np.ndarray:
+    """Check ``x`` holds distributions along ``axis``; return its log."""
+    own, own_axis = _own_frame(x, axis, ndim)
+    check_distribution(own, name, own_axis, atol=_ATOL)
+    return _log(x)
+
+
+def _check_log_distribution(log_q: np.ndarray, name: str, axis: int, ndim: int) -> None:
+    """Check ``exp(log_q)`` sums to 1 along ``axis``: logsumexp ~ 0 within 1e-6."""
+    own, own_axis = _own_frame(log_q, axis, ndim)
+    totals = np.asarray(logsumexp(own, axis=own_axis))
+    off = ~(np.abs(totals) <= _ATOL)
+    if off.any():
+        raise ValueError(
+            f"{name} must be log-probabilities whose logsumexp along axis "
+            f"{own_axis} is 0 (within {_ATOL:g}); got {totals[off].flat[0]:.10g}"
+            f"{_where(off)}"
+        )
+
+
+def _prepare(p: Any, q: Any, log_q: Any, axis: Any, p_name: str = "p",
+             q_name: str = "q") -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Validate ``p`` and exactly one of ``q``, ``log_q``.
+
+    Returns ``p``, ``log p`` and ``log q``, each viewed with the broadcast
+    number of dimensions, and the outcome axis as a non-negative int.
+    """
+    lq_name = f"log_{q_name}"
+    if (q is None) == (log_q is None):
+        got = "both" if q is not None else "neither"
+        raise TypeError(f"give exactly one of {q_name} and {lq_name}; got {got}")
+    other_name = q_name if log_q is None else lq_name
+    p = as_float_array(p, p_name, check_nan=False)
+    other = as_float_array(q if log_q is None else log_q, other_name,
+                           check_nan=log_q is not None)
+    ndim, axis = _outcome_axis({p_name: p.shape, other_name: other.shape}, axis)
+    log_p = _log_of_distribution(p, p_name, axis, ndim)
+    if log_q is None:
+        log_other = _log_of_distribution(other, other_name, axis, ndim)
+    else:
+        _check_log_distribution(other, other_name, axis, ndim)
+        log_other = other
+    p, log_p, log_other = (_pad(x, ndim) for x in (p, log_p, log_other))
+    return p, log_p, log_other, axis
+
+
+# --------------------------------------------------------------------------
+# Public functions.
+# --------------------------------------------------------------------------
+
+
+def entropy(p: Any, *, base: float | None = None, axis: int = -1) -> Any:
+    r"""Shannon entropy :math:`H(p) = -\sum_i p_i \log p_i` along ``axis``.
+
+    Parameters
+    ----------
+    p : array_like, shape (..., M, ...)
+        Probability distributions along ``axis``.
+    base : float, optional
+        Base of the logarithm: None for nats, 2 for bits.
+    axis : int, default -1
+        The outcome axis.
+
+    Returns
+    -------
+    float or ndarray, shape of ``p`` without ``axis``
+        :math:`0 \le H(p) \le \log M`: 0 for a one-hot ``p``, :math:`\log M`
+        for the uniform one.  A NumPy scalar for 1-D ``p``.
+
+    Notes
+    -----
+    Convention :math:`0 \log 0 = 0` (the limit of :math:`t \log t`): zero
+    entries are skipped, so they add nothing and raise no warning.  ``p``
+    must be non-negative and sum to 1 within 1e-6, or ``ValueError``.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> print(f"{sn.entropy(np.full(256, 1 / 256), base=2):.4f}")  # one byte
+    8.0000
+    >>> print(f"{sn.entropy([1.0, 0.0, 0.0]):.4f}")  # certainty
+    0.0000
+    """
+    ln_base = _log_base(base)
+    p = as_float_array(p, "p", check_nan=False)
+    ndim, axis = _outcome_axis({"p": p.shape}, axis)
+    s = _sum_over_support(p, _log_of_distribution(p, "p", axis, ndim), axis)
+    return _finish(np.subtract(0, s), axis, ln_base)  # 0 - s: never -0.0
+
+
+def cross_entropy(p: Any, q: Any = None, *, log_q: Any = None,
+                  base: float | None = None, axis: int = -1) -> Any:
+    r"""Cross-entropy of distributions, :math:`H(p, q) = -\sum_i p_i \log q_i`.
+
+    Not the loss on logits: that is ``scratchnet.cross_entropy`` (from
+    :mod:`scratchnet.losses`); this one is ``scratchnet.information.cross_entropy``.
+
+    Parameters
+    ----------
+    p : array_like, shape (..., M, ...)
+        The true distributions along ``axis``.
+    q : array_like, shape (..., M, ...), optional
+        The model's distributions; broadcasts against ``p`` over the other axes.
+    log_q : array_like, shape (..., M, ...), optional
+        :math:`\log q` instead of ``q`` (e.g. ``sn.log_softmax(logits)``);
+        ``-inf`` allowed.  Give exactly one of ``q`` and ``log_q``.
+    base : float, optional
+        None for nats, 2 for bits.
+    axis : int, default -1
+        The outcome axis.
+
+    Returns
+    -------
+    float or ndarray, broadcast shape without ``axis``
+        :math:`H(p, q) \ge H(p)`, possibly ``+inf``.
+
+    Notes
+    -----
+    A term with :math:`p_i = 0` is 0 whatever :math:`q_i` is; :math:`p_i > 0`
+    with :math:`q_i = 0` makes the result ``+inf`` (no warning).  ``q`` must
+    sum to 1 within 1e-6; ``log_q`` must have ``logsumexp`` 0 within 1e-6.
+    ``log_q`` keeps full precision where :math:`q_i` would underflow to 0.
+
+    Examples
+    --------
+    >>> from scratchnet.information import cross_entropy
+    >>> print(f"{cross_entropy([0.5, 0.5], [0.9, 0.1], base=2):.4f}")
+    1.7370
+    >>> print(f"{cross_entropy([0.5, 0.5], log_q=[0.0, -800.0]):.4f}")  # q = e^-800
+    400.0000
+    """
+    ln_base = _log_base(base)
+    p, _, log_q, axis = _prepare(p, q, log_q, axis)
+    return _finish(np.subtract(0, _sum_over_support(p, log_q, axis)), axis, ln_base)
+
+
+def kl_divergence(p: Any, q: Any = None, *, log_q: Any = None,
+                  base: float | None = None, axis: int = -1) -> Any:
+    r"""KL divergence :math:`\mathrm{KL}(p \| q) = \sum_i p_i \log(p_i / q_i)`.
+
+    Arguments in the order of the notation: ``kl_divergence(p, q)`` is
+    KL(p || q) (``torch.nn.functional.kl_div(input, target)`` computes
+    KL(target || exp(input))).
+
+    Parameters
+    ----------
+    p : array_like, shape (..., M, ...)
+        The true distributions along ``axis``.
+    q : array_like, shape (..., M, ...), optional
+        The approximating distributions; broadcasts against ``p``.
+    log_q : array_like, shape (..., M, ...), optional
+        :math:`\log q` instead of ``q``; give exactly one of the two.
+    base : float, optional
+        None for nats, 2 for bits.
+    axis : int, default -1
+        The outcome axis.
+
+    Returns
+    -------
+    float or ndarray, broadcast shape without ``axis``
+        :math:`\mathrm{KL}(p \| q) \ge 0`, 0 iff :math:`q = p`; may be ``+inf``.
+
+    Notes
+    -----
+    Computed term by term as :math:`\sum_{p_i > 0} p_i (\log p_i - \log q_i)`
+    (the rounding error is of order :math:`\epsilon (H(p) + H(p, q))`, as for
+    the difference of the two entropies): exactly 0 for :math:`q = p`, and
+    entries as small as 1e-300, or subnormal, keep their exact logs (a ratio
+    :math:`p_i / q_i` could overflow).  :math:`p_i = 0` contributes 0
+    whatever :math:`q_i` is; :math:`p_i > 0 = q_i` gives ``+inf`` with no
+    warning.  Not symmetric:
+    :math:`\mathrm{KL}(p \| q) \ne \mathrm{KL}(q \| p)` in general.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> print(f"{sn.kl_divergence([0.5, 0.5], [0.9, 0.1]):.4f}")
+    0.5108
+    >>> print(f"{sn.kl_divergence([0.9, 0.1], [0.5, 0.5]):.4f}")  # not symmetric
+    0.3681
+    >>> sn.kl_divergence([0.5, 0.5], [1.0, 0.0])  # q misses part of p's support
+    inf
+    """
+    ln_base = _log_base(base)
+    p, log_p, log_q, axis = _prepare(p, q, log_q, axis)
+    return _finish(_sum_over_support(p, _log_ratio(p, log_p, log_q), axis), axis,
+                   ln_base)
+
+
+def _format(value: Any) -> str:
+    """A short, NumPy-version-independent rendering of a scalar or array."""
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        return f"{float(arr):.6g}"
+    return np.array2string(arr, precision=6, separator=", ")
+
+
+class GibbsResult(NamedTuple):
+    r"""Both sides of Gibbs' inequality :math:`H(p, q) \ge H(p)` and their gap.
+
+    Attributes
+    ----------
+    cross_entropy : float or ndarray
+        :math:`H(p, q)`.
+    entropy : float or ndarray
+        :math:`H(p)`.
+    gap : float or ndarray
+        :math:`H(p, q) - H(p) = \mathrm{KL}(p \| q) \ge 0`.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> h_pq, h_p, gap = sn.gibbs_inequality([0.25, 0.75], [0.5, 0.5], base=2)
+    >>> print(f"{h_pq:.4f} >= {h_p:.4f}, gap {gap:.4f}")
+    1.0000 >= 0.8113, gap 0.1887
+    """
+
+    cross_entropy: Any
+    entropy: Any
+    gap: Any
+
+    @property
+    def holds(self) -> bool:
+        """Whether every gap is >= 0 up to rounding (64 eps relative to H(p, q)).
+
+        With a base below 1 the logarithm decreases, every quantity changes
+        sign, and a positive divergence shows as a negative gap (False).
+        """
+        gap = np.asarray(self.gap)
+        eps = np.finfo(np.result_type(gap.dtype, np.float32)).eps
+        tol = 64 * eps * (1 + np.abs(self.cross_entropy))
+        return bool(np.all(gap >= -tol))
+
+    def __repr__(self) -> str:
+        return (f"GibbsResult(cross_entropy={_format(self.cross_entropy)}, "
+                f"entropy={_format(self.entropy)}, gap={_format(self.gap)})")
+
+
+def gibbs_inequality(p: Any, q: Any = None, *, log_q: Any = None,
+                     base: float | None = None, axis: int = -1) -> GibbsResult:
+    r"""Both sides of Gibbs' inequality :math:`H(p, q) \ge H(p)`, and the gap.
+
+    Parameters
+    ----------
+    p : array_like, shape (..., M, ...)
+        The true distributions along ``axis``.
+    q : array_like, shape (..., M, ...), optional
+        The approximating distributions; broadcasts against ``p``.
+    log_q : array_like, shape (..., M, ...), optional
+        :math:`\log q` instead of ``q``; give exactly one of the two.
+    base : float, optional
+        None for nats, 2 for bits.
+    axis : int, default -1
+        The outcome axis.
+
+    Returns
+    -------
+    GibbsResult
+        Named tuple ``(cross_entropy, entropy, gap)``, each a scalar for 1-D
+        input or an array of the broadcast shape without ``axis``; ``.holds``
+        tells whether every gap is non-negative up to rounding.
+
+    Notes
+    -----
+    .. math::
+
+        H(p, q) - H(p) = \mathrm{KL}(p \,\|\, q)
+            = \mathbb{E}_p\!\left[-\log \tfrac{q}{p}\right]
+            \ge -\log \mathbb{E}_p\!\left[\tfrac{q}{p}\right] \ge 0
+
+    by Jensen's inequality, with equality iff :math:`q = p`.  The gap is
+    computed term by term as in :func:`kl_divergence`, so it is exactly
+    ``kl_divergence(p, q)``, equals ``cross_entropy - entropy`` up to
+    rounding and is exactly 0 for :math:`q = p`.  Conventions as in
+    :func:`cross_entropy`.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.gibbs_inequality([0.5, 0.5], [0.9, 0.1], base=2)
+    GibbsResult(cross_entropy=1.73697, entropy=1, gap=0.736966)
+    >>> sn.gibbs_inequality([0.5, 0.5], [0.9, 0.1]).holds
+    True
+    """
+    ln_base = _log_base(base)
+    p, log_p, log_q, axis = _prepare(p, q, log_q, axis)
+    h_pq = np.subtract(0, _sum_over_support(p, log_q, axis))
+    h_p = np.subtract(0, _sum_over_support(p, log_p, axis))
+    gap = _sum_over_support(p, _log_ratio(p, log_p, log_q), axis)
+    h_p = np.broadcast_to(h_p, gap.shape)  # H(p) may have fewer dims than q
+    return GibbsResult(*(_finish(x, axis, ln_base) for x in (h_pq, h_p, gap)))
+
+
+def expected_kl(p_cond: Any, q_cond: Any, weights: Any, *,
+                base: float | None = None) -> Any:
+    r"""Expected KL, :math:`\sum_x w(x) \mathrm{KL}(p(\cdot|x) \| q(\cdot|x))`.
+
+    With :math:`w(x) = P(x)`, ``p_cond`` the true posterior and ``q_cond``
+    the model's softmax, this is the quantity the cross-entropy loss
+    minimises (up to the model-independent :math:`H(C \mid X)`).
+
+    Parameters
+    ----------
+    p_cond : array_like, shape (n, M)
+        One conditional distribution :math:`p(\cdot \mid x)` per row.
+    q_cond : array_like, shape (n, M)
+        The approximating conditionals, same shape.
+    weights : array_like, shape (n,)
+        :math:`w(x) \ge 0` summing to 1 within 1e-6.
+    base : float, optional
+        None for nats, 2 for bits.
+
+    Returns
+    -------
+    float
+        A NumPy scalar :math:`\ge 0`, possibly ``+inf``.
+
+    Notes
+    -----
+    A row with weight 0 contributes 0 even if its KL is ``+inf`` (an input
+    with :math:`P(x) = 0` does not count).  Per-row conventions as in
+    :func:`kl_divergence`.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> p = [[0.5, 0.5], [1.0, 0.0]]
+    >>> q = [[0.9, 0.1], [0.0, 1.0]]   # row 2 misses p's mass, but w = 0 there
+    >>> print(f"{sn.expected_kl(p, q, [1.0, 0.0]):.4f}")
+    0.5108
+    >>> print(f"{sn.expected_kl(p, p, [0.5, 0.5]):.4f}")
+    0.0000
+    """
+    ln_base = _log_base(base)
+    p_arr = as_float_array(p_cond, "p_cond", check_nan=False)
+    if p_arr.ndim != 2:
+        raise ValueError(
+            "p_cond must have shape (n, M), one conditional distribution per "
+            f"row; got shape {p_arr.shape}"
+        )
+    q_arr = as_float_array(q_cond, "q_cond", check_nan=False)
+    check_same_shape(p_arr, q_arr, "p_cond", "q_cond")
+    w = as_float_array(weights, "weights", check_nan=False)
+    if w.shape != p_arr.shape[:1]:
+        raise ValueError(
+            f"weights must have shape (n,) = {p_arr.shape[:1]}, one weight per "
+            f"row of p_cond; got shape {w.shape}"
+        )
+    check_distribution(w, "weights", 0, atol=_ATOL)
+    p, log_p, log_q, _ = _prepare(p_arr, q_arr, None, -1, "p_cond", "q_cond")
+    kl = _sum_over_support(p, _log_ratio(p, log_p, log_q), 1)  # (n, 1)
+    total = _sum_over_support(w[:, None], kl, 0)  # w = 0 rows skipped: no 0 * inf
+    return _finish(total[0], 0, ln_base)
+
+
+def nats_to_bits(x: Any) -> Any:
+    r"""Convert nats to bits: :math:`x / \ln 2` (1 nat :math:`\approx` 1.4427 bits).
+
+    Parameters
+    ----------
+    x : array_like
+        Information in nats, any shape.
+
+    Returns
+    -------
+    float or ndarray, same shape
+        The same information in bits; float32 stays float32.
+
+    Notes
+    -----
+    Divides by :math:`\ln 2` exactly as ``base=2`` does, so
+    ``nats_to_bits(sn.entropy(p)) == sn.entropy(p, base=2)``.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> print(f"{sn.nats_to_bits(1.0):.4f}")
+    1.4427
+    """
+    x = as_float_array(x, "x")
+    return _unwrap(x / x.dtype.type(_LN2))
+
+
+def bits_to_nats(x: Any) -> Any:
+    r"""Convert bits to nats: :math:`x \ln 2` (1 bit :math:`\approx` 0.6931 nats).
+
+    Parameters
+    ----------
+    x : array_like
+        Information in bits, any shape.
+
+    Returns
+    -------
+    float or ndarray, same shape
+        The same information in nats; float32 stays float32.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> print(f"{sn.bits_to_nats(8.0):.4f}")  # one byte, in nats
+    5.5452
+    """
+    x = as_float_array(x, "x")
+    return _unwrap(x * x.dtype.type(_LN2))
