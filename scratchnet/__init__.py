@@ -39,7 +39,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from . import gaussian, gradcheck, information, layers, losses, mlp, optim, tasks, train
+from . import gaussian, gradcheck, information, layers, losses, mlp, optim, tasks
 from .gaussian import GaussianClasses, two_gaussian_posterior
 from .gradcheck import gradient_check, numerical_gradient
 from .information import (

@@ -1,38 +1,737 @@
-"""STUB: to be written (see the issue for losses)."""
+r"""Classification losses, each beside its gradient with respect to the model's outputs.
 
-def nll_loss(*args, **kwargs):
-    raise NotImplementedError('losses.nll_loss')
+**Maximum likelihood is cross-entropy.**  A classifier turns its logits
+:math:`f(x_j)` into probabilities
+:math:`q(C \mid x_j) = \operatorname{softmax}(f(x_j))`.
+The likelihood of the observed labels :math:`c_1, \dots, c_N` is
+:math:`\prod_j q(c_j \mid x_j)`; maximising it is minimising the average
+negative log-likelihood
+
+.. math::
+
+    L = -\frac{1}{N} \sum_{j=1}^{N} \log q(C = c_j \mid x_j) ,
+
+the *cross-entropy* between the labels and the model.  Computing
+:math:`\log q` with ``log_softmax`` and then picking the target entry
+(:func:`nll_loss`) gives the same number as :func:`cross_entropy` on the
+logits, which never forms :math:`\log q` at all:
+:math:`-\log q(c \mid x) = \operatorname{logsumexp}(f) - f_c`.
+
+**The gradient is "prediction minus target".**  For one sample with target
+distribution :math:`y` (one-hot for a class index),
+
+.. math::
+
+    \frac{\partial L_j}{\partial f_i} = q_i - y_i ,
+
+so a gradient step moves probability from where the model put too much to
+where the label is.  This is the signal that trains every classifier in
+scratchnet, and why softmax and cross-entropy are always paired.
+
+**Binary case.**  One logit :math:`s` and
+:math:`q(A \mid x) = \sigma(s)` give the binary cross-entropy
+:math:`-y \log \sigma(s) - (1 - y) \log \sigma(-s)`, whose gradient is
+:math:`\sigma(s) - y` (:func:`binary_cross_entropy_with_logits`).
+
+**Why not squared error.**  :func:`mse_loss` on one-hot targets
+treats labels as Gaussian-noisy real numbers and pulls each output to a fixed
+point, so it penalises an output that is *more* confidently right; see its
+Notes (and the derivation page of the documentation, which also covers the
+binary case).
+
+Conventions shared by every loss:
+
+* ``reduction`` is ``"mean"`` (default), ``"sum"`` or ``"none"``, with the
+  semantics of :mod:`torch.nn.functional`.  An empty batch is an error.
+* ``<loss>_grad`` takes the same arguments as ``<loss>`` and returns
+  :math:`\partial\,\text{loss} / \partial\,\text{(first argument)}`, of the first
+  argument's shape.  With ``reduction="none"`` every sample's loss depends only
+  on its own row, so the rows of the result are the per-sample gradients (the
+  gradient of the *sum* of the returned losses).
+* :math:`0 \cdot \infty = 0`: a term with weight or probability 0 contributes
+  nothing, even where the log-probability is :math:`-\infty`.  A logit of
+  ``-inf`` on the target class gives the loss ``+inf``, without a warning.
+* float32 input gives float32 output; integer input is computed in float64.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Union
+
+import numpy as np
+
+from ._validation import (
+    _where,
+    as_class_indices,
+    as_float_array,
+    check_distribution,
+    check_no_nan,
+    check_reduction,
+    check_same_shape,
+    check_scalar,
+)
+from .softmax import _check_some_finite, _row_max, log_sigmoid, sigmoid
+
+__all__ = [
+    "binary_cross_entropy_with_logits",
+    "binary_cross_entropy_with_logits_grad",
+    "cross_entropy",
+    "cross_entropy_and_grad",
+    "cross_entropy_grad",
+    "mse_loss",
+    "mse_loss_grad",
+    "nll_loss",
+    "nll_loss_grad",
+]
+
+#: A reduced loss is a NumPy scalar (``"mean"``, ``"sum"``); ``"none"`` gives an array.
+Loss = Union[np.floating, np.ndarray]
 
 
-def nll_loss_grad(*args, **kwargs):
-    raise NotImplementedError('losses.nll_loss_grad')
+# --------------------------------------------------------------------------
+# Shared pieces: input checks, the 0 * inf = 0 product, reductions
+# --------------------------------------------------------------------------
 
 
-def cross_entropy(*args, **kwargs):
-    raise NotImplementedError('losses.cross_entropy')
+def _as_batch(x: Any, name: str, *, two_d: bool, allow_inf: bool = True,
+              check_nan: bool = True) -> np.ndarray:
+    """``x`` as a float array with at least one sample; (N, M) if ``two_d``."""
+    x = as_float_array(x, name, allow_inf=allow_inf, check_nan=check_nan)
+    if x.ndim == 0:
+        raise ValueError(f"{name} must be an array with a batch axis, shape (N, ...); "
+                         "got a scalar")
+    if two_d and x.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array of shape (N, M), one row of M class "
+            f"scores per sample; got shape {x.shape}"
+        )
+    if x.size == 0:
+        raise ValueError(
+            f"{name} must hold at least one sample with at least one class "
+            f"(an empty batch has no loss); got shape {x.shape}"
+        )
+    return x
 
 
-def cross_entropy_grad(*args, **kwargs):
-    raise NotImplementedError('losses.cross_entropy_grad')
+def _class_indices(targets: Any, x: np.ndarray, name: str) -> np.ndarray:
+    """Class indices of shape (N,), one per row of the (N, M) ``x``."""
+    t = np.asarray(targets)
+    n, m = x.shape
+    if t.shape != (n,):
+        raise ValueError(
+            f"targets must hold one class index per row of {name}, shape ({n},); "
+            f"got shape {t.shape}"
+        )
+    return as_class_indices(t, m)
 
 
-def cross_entropy_and_grad(*args, **kwargs):
-    raise NotImplementedError('losses.cross_entropy_and_grad')
+def _class_weight(weight: Any, num_classes: int, dtype: np.dtype) -> np.ndarray | None:
+    """Per-class weights of shape (M,), finite and non-negative, or None."""
+    if weight is None:
+        return None
+    w = as_float_array(weight, "weight", allow_inf=False)
+    if w.shape != (num_classes,):
+        raise ValueError(
+            f"weight must hold one number per class, shape ({num_classes},); "
+            f"got shape {w.shape}"
+        )
+    negative = w < 0
+    if negative.any():
+        raise ValueError(f"weight must be non-negative; got {w[negative][0]:g}"
+                         f"{_where(negative)}")
+    return w.astype(dtype, copy=False)
 
 
-def binary_cross_entropy_with_logits(*args, **kwargs):
-    raise NotImplementedError('losses.binary_cross_entropy_with_logits')
+def _mean_denominator(reduction: str, w_t: np.ndarray | None, n: int) -> Any:
+    """:math:`\\sum_j w[t_j]` (or N without weights), the divisor of a mean (else 1)."""
+    if reduction != "mean":
+        return 1
+    if w_t is None:
+        return n
+    total = w_t.sum()
+    if total == 0:
+        raise ValueError(
+            "weight gives every target class weight 0, so reduction='mean' "
+            "(which divides by sum_j weight[targets[j]]) is 0/0; give the "
+            "target classes positive weight or use reduction='sum'"
+        )
+    return total
 
 
-def binary_cross_entropy_with_logits_grad(*args, **kwargs):
-    raise NotImplementedError('losses.binary_cross_entropy_with_logits_grad')
+def _mul0(c: Any, v: np.ndarray) -> np.ndarray:
+    """``c * v`` with the convention 0 * inf = 0 (a weight of 0 silences a term).
+
+    Neither factor holds NaN, so a NaN in the product can only be 0 * inf.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.multiply(c, v)
+    if np.isnan(np.min(out)):  # the min propagates NaN: no boolean temporary
+        out[np.isnan(out)] = 0
+    return out
 
 
-def mse_loss(*args, **kwargs):
-    raise NotImplementedError('losses.mse_loss')
+def _reduce(losses: np.ndarray, reduction: str, denominator: Any) -> Loss:
+    """Apply ``reduction`` to per-sample (or per-element) losses."""
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction == "mean":
+        total = total / denominator
+    return np.asarray(total, dtype=losses.dtype)[()]
 
 
-def mse_loss_grad(*args, **kwargs):
-    raise NotImplementedError('losses.mse_loss_grad')
+def _scale(reduction: str, denominator: Any) -> float:
+    """d(reduced loss) / d(each per-sample loss): 1/denominator for a mean, else 1."""
+    return 1.0 / denominator if reduction == "mean" else 1.0
 
 
+# --------------------------------------------------------------------------
+# Negative log-likelihood
+# --------------------------------------------------------------------------
+
+
+def _nll(log_probs: Any, targets: Any, weight: Any, reduction: str):
+    """Checked (log_probs, targets, weight[targets] or None, reduction) of nll_loss."""
+    reduction = check_reduction(reduction)
+    lp = _as_batch(log_probs, "log_probs", two_d=True, check_nan=False)
+    top = np.max(lp)  # NaN propagates through the max: one pass, no temporary
+    if np.isnan(top):
+        check_no_nan(lp, "log_probs")
+    if top > 1e-6:
+        bad = lp > 1e-6
+        raise ValueError(
+            f"log_probs must be log-probabilities (<= 0); got {lp[bad][0]:g}"
+            f"{_where(bad)} (for raw scores use cross_entropy, which takes logits)"
+        )
+    t = _class_indices(targets, lp, "log_probs")
+    w = _class_weight(weight, lp.shape[1], lp.dtype)
+    return lp, t, None if w is None else w[t], reduction
+
+
+def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
+             reduction: str = "mean") -> Loss:
+    r"""Negative log-likelihood of the target classes, given log-probabilities.
+
+    Parameters
+    ----------
+    log_probs : array_like, shape (N, M)
+        :math:`\log q(i \mid x_j)`, e.g. from :func:`scratchnet.log_softmax`.
+        Entries must be :math:`\le 0` (``-inf`` allowed: probability 0).
+    targets : array_like of int, shape (N,)
+        Class indices :math:`t_j \in [0, M)`.
+    weight : array_like, shape (M,), optional
+        Non-negative class weights :math:`w_i` (default: all 1).
+    reduction : {"mean", "sum", "none"}, default "mean"
+
+    Returns
+    -------
+    scalar or ndarray of shape (N,)
+        The reduced loss, or the per-sample losses for ``"none"``.
+
+    Notes
+    -----
+    .. math::
+
+        \ell_j = -w_{t_j} \log q(t_j \mid x_j), \qquad
+        \text{mean} = \frac{\sum_j \ell_j}{\sum_j w_{t_j}}
+
+    (PyTorch's weighted mean: without weights the divisor is :math:`N`).
+    A target with log-probability ``-inf`` gives ``+inf``; with weight 0 it
+    gives 0.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> log_probs = sn.log_softmax(np.array([[-1.0, -3, 4], [-3, 3, -1]]))
+    >>> print(f"{sn.nll_loss(log_probs, [0, 1]):.4f}")
+    2.5141
+    """
+    lp, t, w_t, reduction = _nll(log_probs, targets, weight, reduction)
+    losses = 0.0 - lp[np.arange(lp.shape[0]), t]  # 0.0 - 0.0 is +0.0, not -0.0
+    if w_t is not None:
+        losses = _mul0(w_t, losses)
+    return _reduce(losses, reduction, _mean_denominator(reduction, w_t, lp.shape[0]))
+
+
+def nll_loss_grad(log_probs: Any, targets: Any, *, weight: Any = None,
+                  reduction: str = "mean") -> np.ndarray:
+    r"""Gradient of :func:`nll_loss` with respect to ``log_probs``.
+
+    Parameters
+    ----------
+    log_probs, targets, weight, reduction
+        As in :func:`nll_loss`.
+
+    Returns
+    -------
+    ndarray, shape (N, M)
+        :math:`-s\, w_{t_j}` at :math:`(j, t_j)` and 0 elsewhere, with
+        :math:`s = 1 / \sum_j w_{t_j}` for ``"mean"`` and 1 otherwise.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.nll_loss_grad(np.log([[0.5, 0.5], [0.9, 0.1]]), [0, 1])
+    array([[-0.5,  0. ],
+           [ 0. , -0.5]])
+    """
+    lp, t, w_t, reduction = _nll(log_probs, targets, weight, reduction)
+    s = _scale(reduction, _mean_denominator(reduction, w_t, lp.shape[0]))
+    grad = np.zeros_like(lp)
+    grad[np.arange(lp.shape[0]), t] = -s if w_t is None else -s * w_t
+    return grad
+
+
+# --------------------------------------------------------------------------
+# Cross-entropy on logits
+# --------------------------------------------------------------------------
+
+
+class _CrossEntropyInputs(NamedTuple):
+    """Validated arguments of the cross-entropy functions."""
+
+    logits: np.ndarray  # (N, M), float32 or float64
+    indices: np.ndarray | None  # (N,) class indices, or None
+    probs: np.ndarray | None  # (N, M) target distributions, or None
+    weight: np.ndarray | None  # (M,) or None
+    smoothing: float
+    reduction: str
+
+
+def _cross_entropy_inputs(logits: Any, targets: Any, weight: Any,
+                          label_smoothing: Any, reduction: Any) -> _CrossEntropyInputs:
+    """Check every argument once; NaN in the logits is found later, by the max."""
+    reduction = check_reduction(reduction)
+    eps = check_scalar(label_smoothing, "label_smoothing", low=0.0, high=1.0)
+    x = _as_batch(logits, "logits", two_d=True, check_nan=False)
+    t = np.asarray(targets)
+    indices = probs = None
+    if t.dtype.kind == "f" and t.ndim == 2:
+        check_same_shape(x, t, "logits", "targets")
+        check_distribution(t, "targets", axis=-1)
+        probs = t.astype(x.dtype, copy=False)
+    elif t.ndim != 1:
+        raise ValueError(
+            f"targets must be class indices of shape ({x.shape[0]},) or class "
+            f"probabilities (floats) of logits' shape {x.shape}; got an array of "
+            f"dtype {t.dtype} and shape {t.shape}"
+        )
+    else:
+        indices = _class_indices(t, x, "logits")
+    w = _class_weight(weight, x.shape[1], x.dtype)
+    return _CrossEntropyInputs(x, indices, probs, w, eps, reduction)
+
+
+def _target_weights(inp: _CrossEntropyInputs) -> np.ndarray:
+    r"""The (N, M) matrix :math:`a_{ji} = w_i\, y'_{ji}` of the general case."""
+    x, t, p, w, eps, _ = inp
+    n, m = x.shape
+    if p is None:
+        a = np.full(x.shape, eps / m, dtype=x.dtype)
+        a[np.arange(n), t] += 1.0 - eps
+    else:
+        a = p * (1.0 - eps)
+        a += eps / m
+    if w is not None:
+        a *= w
+    return a
+
+
+def _cross_entropy(inp: _CrossEntropyInputs, *, want_grad: bool,
+                   out: np.ndarray | None = None):
+    r"""Loss and (optionally) gradient from one pass of ``exp``: the shared kernel.
+
+    With :math:`z = f - \max f` (the only (N, M) temporary, which becomes the
+    gradient), :math:`T_j = \sum_i e^{z_{ji}}` and :math:`\log q = z - \log T`:
+
+    * index targets, no smoothing: :math:`\ell_j = w_{t_j} (\log T_j - z_{j t_j})`;
+    * otherwise :math:`\ell_j = -\sum_i a_{ji} \log q_{ji}
+      = A_j \log T_j - \sum_i a_{ji} z_{ji}` (two non-negative terms);
+    * gradient :math:`s\,(q_j A_j - a_j)`, formed in place in ``z``.
+
+    ``out`` (float, of the logits' shape, possibly the logits themselves)
+    receives ``z`` and then the gradient, for a caller that reuses a buffer.
+    """
+    x, t, p, w, eps, reduction = inp
+    n = x.shape[0]
+    rows = np.arange(n)
+    fast = p is None and eps == 0.0
+    w_t = None if (w is None or t is None) else w[t]
+    denominator = _mean_denominator(reduction, w_t, n)
+    m = _row_max(x, 1, "logits", allow_posinf=False)
+    with np.errstate(over="ignore"):
+        z = np.subtract(x, m, out=out)
+    if fast:
+        z_t = z[rows, t]
+    else:
+        a = _target_weights(inp)
+        a_sum = a.sum(axis=1)
+        a_dot_z = _mul0(a, z).sum(axis=1)
+    e = np.exp(z, out=z)
+    total = e.sum(axis=1)
+    _check_some_finite(total == 0, "logits", 1)
+    log_total = np.log(total)
+    if fast:
+        losses = log_total - z_t
+        if w_t is not None:
+            losses = _mul0(w_t, losses)
+    else:
+        losses = a_sum * log_total
+        losses -= a_dot_z
+    loss = _reduce(losses, reduction, denominator)
+    if not want_grad:
+        return loss, None
+    s = _scale(reduction, denominator)
+    if fast:
+        coef = s if w_t is None else s * w_t
+        e *= (coef / total)[:, None]
+        e[rows, t] -= coef
+    else:
+        e *= (s * a_sum / total)[:, None]
+        a *= s
+        e -= a
+    return loss, e
+
+
+def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
+                  label_smoothing: float = 0.0, reduction: str = "mean") -> Loss:
+    r"""Cross-entropy between target classes (or distributions) and ``softmax(logits)``.
+
+    Parameters
+    ----------
+    logits : array_like, shape (N, M)
+        Scores :math:`f_i(x_j)`, one row per sample.  ``-inf`` means
+        probability 0; ``+inf`` and NaN are rejected.
+    targets : array_like, shape (N,) of int, or shape (N, M) of float
+        Class indices :math:`t_j \in [0, M)`, or target distributions
+        :math:`p_j` (non-negative rows summing to 1 within 1e-6).
+    weight : array_like, shape (M,), optional
+        Non-negative class weights :math:`w_i` (default: all 1).
+    label_smoothing : float in [0, 1], default 0
+        :math:`\varepsilon`: the target becomes :math:`(1-\varepsilon)\, y +
+        \varepsilon / M`.
+    reduction : {"mean", "sum", "none"}, default "mean"
+
+    Returns
+    -------
+    scalar or ndarray of shape (N,)
+        The reduced loss, or the per-sample losses :math:`\ell_j` for
+        ``"none"``; each :math:`\ell_j \in [0, \infty)` (0 for a perfect
+        prediction, :math:`\log M` for a uniform one).
+
+    Notes
+    -----
+    With :math:`\log q_j = \operatorname{log\_softmax}(f_j)`, the target
+    distribution :math:`y'_j` (one-hot, smoothed or given) and
+    :math:`a_{ji} = w_i\, y'_{ji}`,
+
+    .. math::
+
+        \ell_j = -\sum_i a_{ji} \log q_{ji}, \qquad
+        \text{mean} = \frac{\sum_j \ell_j}{D},
+
+    where :math:`D = \sum_j w_{t_j}` for class indices (:math:`N` without
+    weights) and :math:`D = N` for probability targets: exactly
+    ``torch.nn.functional.cross_entropy``.  Without weights or smoothing,
+    :math:`\ell_j = \operatorname{logsumexp}(f_j) - f_{j t_j}`, computed as
+    :math:`\log \sum_i e^{f_{ji} - m_j} - (f_{j t_j} - m_j)` so that a logit
+    gap of 1e4 gives exactly 1e4 and logits of 1e300 are fine.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> logits = np.array([[-1.0, -3, 4], [-3, 3, -1]])
+    >>> print(f"{sn.cross_entropy(logits, [0, 1]):.4f}")
+    2.5141
+    >>> losses = sn.cross_entropy([[0.0, 0, 0], [1e4, 0, 0]], [2, 1], reduction="none")
+    >>> [round(float(v), 4) for v in losses]   # log 3 when uniform; a gap of 1e4
+    [1.0986, 10000.0]
+    """
+    inp = _cross_entropy_inputs(logits, targets, weight, label_smoothing, reduction)
+    return _cross_entropy(inp, want_grad=False)[0]
+
+
+def cross_entropy_grad(logits: Any, targets: Any, *, weight: Any = None,
+                       label_smoothing: float = 0.0,
+                       reduction: str = "mean") -> np.ndarray:
+    r"""Gradient of :func:`cross_entropy` with respect to ``logits``.
+
+    Parameters
+    ----------
+    logits, targets, weight, label_smoothing, reduction
+        As in :func:`cross_entropy`.
+
+    Returns
+    -------
+    ndarray, shape (N, M)
+        :math:`\partial\,\text{loss} / \partial f`; for ``"none"``, row
+        :math:`j` is :math:`\partial \ell_j / \partial f_j`.
+
+    Notes
+    -----
+    Since :math:`\partial \log q_{ji} / \partial f_{jk} = \delta_{ik} - q_{jk}`,
+
+    .. math::
+
+        \frac{\partial \ell_j}{\partial f_{jk}}
+            = -\sum_i a_{ji} (\delta_{ik} - q_{jk})
+            = q_{jk} A_j - a_{jk}, \qquad A_j = \sum_i a_{ji},
+
+    and the gradient of the reduced loss is :math:`s\,(q_j A_j - a_j)` with
+    :math:`s = 1/D` for ``"mean"`` and 1 otherwise (notation of
+    :func:`cross_entropy`).  For class indices without weights or smoothing,
+    :math:`A_j = 1` and this is the familiar
+
+    .. math::
+
+        \frac{\partial L}{\partial f} = \frac{1}{N}
+            \bigl(\operatorname{softmax}(f) - \operatorname{one\_hot}(t)\bigr).
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.cross_entropy_grad([[0.0, 0.0], [0.0, np.log(3)]], [0, 1])
+    array([[-0.25 ,  0.25 ],
+           [ 0.125, -0.125]])
+    """
+    inp = _cross_entropy_inputs(logits, targets, weight, label_smoothing, reduction)
+    return _cross_entropy(inp, want_grad=True)[1]
+
+
+def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
+                           label_smoothing: float = 0.0,
+                           reduction: str = "mean") -> tuple[Loss, np.ndarray]:
+    r""":func:`cross_entropy` and :func:`cross_entropy_grad` from one softmax.
+
+    The training step needs both; computing them together checks the input
+    once and exponentiates once.  The results are bit-for-bit those of the
+    two separate functions (all three share one kernel).
+
+    Parameters
+    ----------
+    logits, targets, weight, label_smoothing, reduction
+        As in :func:`cross_entropy`.
+
+    Returns
+    -------
+    loss : scalar or ndarray of shape (N,)
+        As :func:`cross_entropy`.
+    grad : ndarray, shape (N, M)
+        As :func:`cross_entropy_grad`.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> loss, grad = sn.cross_entropy_and_grad([[0.0, 0.0]], [1])
+    >>> print(f"{loss:.4f}")
+    0.6931
+    >>> grad
+    array([[ 0.5, -0.5]])
+    """
+    inp = _cross_entropy_inputs(logits, targets, weight, label_smoothing, reduction)
+    return _cross_entropy(inp, want_grad=True)
+
+
+# --------------------------------------------------------------------------
+# Binary cross-entropy on logits
+# --------------------------------------------------------------------------
+
+
+def _bce_inputs(logits: Any, targets: Any, pos_weight: Any, reduction: Any):
+    """Validated (logits, targets, pos_weight * targets, reduction)."""
+    reduction = check_reduction(reduction)
+    s = _as_batch(logits, "logits", two_d=False)
+    y = as_float_array(targets, "targets").astype(s.dtype, copy=False)
+    check_same_shape(s, y, "logits", "targets")
+    outside = (y < 0) | (y > 1)
+    if outside.any():
+        raise ValueError(f"targets must be probabilities in [0, 1]; got "
+                         f"{y[outside][0]:g}{_where(outside)}")
+    if pos_weight is None:
+        return s, y, y, reduction
+    pw = as_float_array(pos_weight, "pos_weight", allow_inf=False)
+    if pw.ndim > 1 or (pw.ndim == 1 and pw.shape[0] not in (1, s.shape[-1])):
+        raise ValueError(
+            f"pos_weight must be a scalar or have shape ({s.shape[-1]},), one "
+            f"weight per entry of logits' last axis; got shape {pw.shape}"
+        )
+    if (pw < 0).any():
+        raise ValueError(f"pos_weight must be non-negative; got {pw.min():g}")
+    return s, y, pw.astype(s.dtype, copy=False) * y, reduction
+
+
+def binary_cross_entropy_with_logits(logits: Any, targets: Any, *,
+                                     pos_weight: Any = None,
+                                     reduction: str = "mean") -> Loss:
+    r"""Binary cross-entropy between targets in [0, 1] and ``sigmoid(logits)``.
+
+    Parameters
+    ----------
+    logits : array_like, shape (N, ...)
+        Scores :math:`s`, with :math:`q = \sigma(s)` the probability of the
+        positive class.  ``+-inf`` allowed, NaN rejected.
+    targets : array_like, same shape as ``logits``
+        :math:`y \in [0, 1]` (labels 0/1 or soft targets).
+    pos_weight : array_like, scalar or shape (C,), optional
+        Non-negative weight :math:`\pi` of the positive term, broadcast along
+        the last axis (C = ``logits.shape[-1]``).  Default 1.
+    reduction : {"mean", "sum", "none"}, default "mean"
+        The mean is over all elements (as in PyTorch).
+
+    Returns
+    -------
+    scalar or ndarray of logits' shape
+
+    Notes
+    -----
+    .. math::
+
+        \ell = -\bigl[\pi\, y \log \sigma(s) + (1 - y) \log \sigma(-s)\bigr],
+
+    computed with :func:`scratchnet.log_sigmoid`, so :math:`s = \pm 10^{300}`
+    gives the exact answer (0 or :math:`10^{300}`).  It is the two-class
+    cross-entropy with logits :math:`(s, 0)`.  Setting :math:`\pi = N_B / N_A`
+    re-weights an unbalanced sample towards equal priors (class counts act
+    as priors).
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.binary_cross_entropy_with_logits([0.0, 1e300, -1e300], [1.0, 0.0, 0.0],
+    ...                                     reduction="none")
+    array([6.93147181e-001, 1.00000000e+300, 0.00000000e+000])
+    """
+    s, y, py, reduction = _bce_inputs(logits, targets, pos_weight, reduction)
+    # -log sigma(s) >= 0 and -log sigma(-s) >= 0: the two terms never cancel.
+    losses = _mul0(py, -log_sigmoid(s))
+    losses += _mul0(1.0 - y, -log_sigmoid(-s))
+    return _reduce(losses, reduction, losses.size)
+
+
+def binary_cross_entropy_with_logits_grad(logits: Any, targets: Any, *,
+                                          pos_weight: Any = None,
+                                          reduction: str = "mean") -> np.ndarray:
+    r"""Gradient of :func:`binary_cross_entropy_with_logits` with respect to ``logits``.
+
+    Parameters
+    ----------
+    logits, targets, pos_weight, reduction
+        As in :func:`binary_cross_entropy_with_logits`.
+
+    Returns
+    -------
+    ndarray, same shape as ``logits``
+
+    Notes
+    -----
+    With :math:`\frac{d}{ds} \log \sigma(s) = \sigma(-s)` and
+    :math:`\frac{d}{ds} \log \sigma(-s) = -\sigma(s)`,
+
+    .. math::
+
+        \frac{\partial \ell}{\partial s} = (1 - y)\, \sigma(s) - \pi\, y\, \sigma(-s),
+
+    which is :math:`\sigma(s) - y` for :math:`\pi = 1`; times :math:`1/n`
+    (n elements) for ``"mean"``.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.binary_cross_entropy_with_logits_grad([0.0, 0.0], [1.0, 0.0],
+    ...                                          reduction="sum")
+    array([-0.5,  0.5])
+    """
+    s, y, py, reduction = _bce_inputs(logits, targets, pos_weight, reduction)
+    grad = (1.0 - y) * sigmoid(s)
+    grad -= py * sigmoid(-s)
+    grad *= _scale(reduction, grad.size)
+    return grad
+
+
+# --------------------------------------------------------------------------
+# Mean squared error
+# --------------------------------------------------------------------------
+
+
+def _mse_residual(outputs: Any, targets: Any, reduction: Any):
+    """(outputs - targets, reduction), with class indices one-hot encoded."""
+    reduction = check_reduction(reduction)
+    o = _as_batch(outputs, "outputs", two_d=False, allow_inf=False)
+    t = np.asarray(targets)
+    if t.dtype.kind in "iu" and o.ndim == 2 and t.shape == (o.shape[0],):
+        t = as_class_indices(t, o.shape[1])
+        residual = o.copy()
+        residual[np.arange(o.shape[0]), t] -= 1.0
+        return residual, reduction
+    y = as_float_array(t, "targets", allow_inf=False)
+    check_same_shape(o, y, "outputs", "targets")
+    return np.subtract(o, y, dtype=o.dtype), reduction
+
+
+def mse_loss(outputs: Any, targets: Any, *, reduction: str = "mean") -> Loss:
+    r"""Mean squared error between outputs and targets (or one-hot class targets).
+
+    Parameters
+    ----------
+    outputs : array_like, shape (N, ...)
+        The model's outputs :math:`o`; finite.
+    targets : array_like
+        Real targets :math:`y` of ``outputs``' shape, or, for outputs of shape
+        (N, M), integer class indices of shape (N,), compared as one-hot rows.
+    reduction : {"mean", "sum", "none"}, default "mean"
+        The mean is over all elements (as in PyTorch).
+
+    Returns
+    -------
+    scalar or ndarray of outputs' shape
+        The reduced loss, or the elementwise :math:`(o - y)^2` for ``"none"``.
+
+    Notes
+    -----
+    :math:`\ell = (o - y)^2`: the negative log-likelihood of Gaussian noise
+    around the target, the wrong model for class labels.  It
+    pulls every output to a fixed point, so it penalises being "too right":
+    with the correct class the second unit (index 1, one-hot target
+    (0, 1, 0, 0)), the output (0, 1, 0, 0) scores 0, while the *more* confident
+    correct (-1, 2, -1, -1) scores 1 -- as much as the completely wrong
+    (1, 0, 1, 1).  Cross-entropy ranks them 0.74, 0.14 and 2.21: only the
+    differences between the logits matter to it.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> outputs = np.array([[0.0, 1, 0, 0], [-1, 2, -1, -1], [1, 0, 1, 1]])
+    >>> sn.mse_loss(outputs, [1, 1, 1], reduction="none").mean(axis=1)
+    array([0., 1., 1.])
+    >>> sn.cross_entropy(outputs, [1, 1, 1], reduction="none").round(2)
+    array([0.74, 0.14, 2.21])
+    """
+    residual, reduction = _mse_residual(outputs, targets, reduction)
+    with np.errstate(over="ignore"):  # (1e300)^2 is inf, correctly rounded
+        losses = np.square(residual, out=residual)
+    return _reduce(losses, reduction, losses.size)
+
+
+def mse_loss_grad(outputs: Any, targets: Any, *, reduction: str = "mean") -> np.ndarray:
+    r"""Gradient of :func:`mse_loss` with respect to ``outputs``: :math:`2 (o - y)`.
+
+    Parameters
+    ----------
+    outputs, targets, reduction
+        As in :func:`mse_loss`.
+
+    Returns
+    -------
+    ndarray, same shape as ``outputs``
+        :math:`2 (o - y)`, times :math:`1/n` (n elements) for ``"mean"``.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.mse_loss_grad([[0.0, 1.0], [0.5, 0.5]], [1, 0])
+    array([[ 0.  ,  0.  ],
+           [-0.25,  0.25]])
+    """
+    residual, reduction = _mse_residual(outputs, targets, reduction)
+    residual *= 2.0 * _scale(reduction, residual.size)
+    return residual

@@ -61,7 +61,8 @@ def _row_max(x: np.ndarray, axis: int, name: str, *, allow_posinf: bool) -> np.n
     """
     if x.shape[axis] == 0:
         raise ValueError(
-            f"{name} must have at least one entry along axis {axis}; got shape {x.shape}"
+            f"{name} must have at least one entry along axis {axis}; "
+            f"got shape {x.shape}"
         )
     m = np.max(x, axis=axis, keepdims=True)
     if not np.isfinite(m).all():
@@ -142,7 +143,7 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
 
 
 def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
-    r"""Log of the softmax along ``axis``: :math:`\log q_i = x_i - \operatorname{logsumexp}(x)`.
+    r"""Log-probabilities along ``axis``: :math:`x_i - \operatorname{logsumexp}(x)`.
 
     Parameters
     ----------
