@@ -1,0 +1,180 @@
+"""Layer forward/backward pairs: closed forms, central differences, buffers, errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scratchnet import layers
+
+
+def numerical_grad(f, x, eps=1e-6):
+    """Central differences of the scalar f() w.r.t. every entry of x (in place)."""
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        up = f()
+        x[i] = old - eps
+        down = f()
+        x[i] = old
+        grad[i] = (up - down) / (2 * eps)
+    return grad
+
+
+def rel_error(a, b):
+    return np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b)))
+
+
+@pytest.fixture
+def batch():
+    rng = np.random.default_rng(0)
+    return {
+        "x": rng.standard_normal((5, 4)),
+        "W": rng.standard_normal((4, 3)),
+        "b": rng.standard_normal(3),
+        "G": rng.standard_normal((5, 3)),  # L = sum(out * G), so dL/dout = G
+    }
+
+
+def test_linear_forward_matches_the_sum_formula(batch):
+    x, W, b = batch["x"], batch["W"], batch["b"]
+    out, cache = layers.linear_forward(x, W, b)
+    expected = np.array([[sum(x[n, i] * W[i, k] for i in range(4)) + b[k]
+                          for k in range(3)] for n in range(5)])
+    np.testing.assert_allclose(out, expected, rtol=1e-13)
+    assert cache[0] is x and cache[1] is W
+
+
+def test_linear_forward_with_one_input_feature_is_the_outer_product():
+    x = np.array([[1.0], [-2.0], [0.5]])
+    W = np.array([[3.0, -1.0]])
+    out, _ = layers.linear_forward(x, W, np.array([0.25, 0.0]))
+    np.testing.assert_array_equal(out, [[3.25, -1.0], [-5.75, 2.0], [1.75, -0.5]])
+
+
+def test_linear_backward_matches_central_differences(batch):
+    x, W, b, G = batch["x"], batch["W"], batch["b"], batch["G"]
+
+    def loss():
+        return np.sum((x @ W + b) * G)
+
+    _, cache = layers.linear_forward(x, W, b)
+    dx, dW, db = layers.linear_backward(G, cache)
+    for analytic, wrt in ((dx, x), (dW, W), (db, b)):
+        assert analytic.shape == wrt.shape
+        assert rel_error(analytic, numerical_grad(loss, wrt)) < 1e-6
+
+
+def test_linear_backward_closed_forms(batch):
+    x, W, b, G = batch["x"], batch["W"], batch["b"], batch["G"]
+    _, cache = layers.linear_forward(x, W, b)
+    dx, dW, db = layers.linear_backward(G, cache)
+    np.testing.assert_allclose(dx, np.einsum("nk,ik->ni", G, W), rtol=1e-13)
+    np.testing.assert_allclose(dW, np.einsum("ni,nk->ik", x, G), rtol=1e-13)
+    np.testing.assert_allclose(db, G.sum(axis=0), rtol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["relu", "tanh"])
+def test_activation_backward_matches_central_differences(name):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((5, 6))
+    x[np.abs(x) < 0.1] += 0.5  # away from ReLU's kink at 0
+    G = rng.standard_normal((5, 6))
+    forward = getattr(layers, f"{name}_forward")
+    backward = getattr(layers, f"{name}_backward")
+    f = {"relu": lambda: np.sum(np.maximum(x, 0) * G), "tanh": lambda: np.sum(np.tanh(x) * G)}[name]
+    _, cache = forward(x)
+    dx = backward(G, cache)
+    assert rel_error(dx, numerical_grad(f, x)) < 1e-6
+
+
+def test_relu_forward_and_backward_values():
+    out, cache = layers.relu_forward([-2.0, -0.0, 0.0, 3.0])
+    np.testing.assert_array_equal(out, [0.0, 0.0, 0.0, 3.0])
+    # derivative taken as 0 at the kink, 1 where the input was positive
+    np.testing.assert_array_equal(layers.relu_backward([1.0, 1.0, 1.0, 1.0], cache),
+                                  [0.0, 0.0, 0.0, 1.0])
+
+
+def test_tanh_backward_is_one_minus_tanh_squared():
+    x = np.linspace(-3, 3, 7)
+    _, cache = layers.tanh_forward(x)
+    np.testing.assert_allclose(layers.tanh_backward(np.ones(7), cache),
+                               1.0 / np.cosh(x) ** 2, rtol=1e-13)
+
+
+def test_backward_writes_into_out_buffers(batch):
+    x, W, b, G = batch["x"], batch["W"], batch["b"], batch["G"]
+    _, cache = layers.linear_forward(x, W, b)
+    expected = layers.linear_backward(G, cache)
+    buffers = (np.full((5, 4), np.nan), np.full((4, 3), np.nan), np.full(3, np.nan))
+    result = layers.linear_backward(G, cache, out=buffers)
+    for got, buf, want in zip(result, buffers, expected):
+        assert got is buf
+        np.testing.assert_array_equal(buf, want)
+    # only some buffers
+    dx, dW, _ = layers.linear_backward(G, cache, out=(None, buffers[1], None))
+    assert dW is buffers[1]
+    np.testing.assert_array_equal(dx, expected[0])
+
+
+@pytest.mark.parametrize("name", ["relu", "tanh"])
+def test_activation_backward_in_place_and_into_buffer(name):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 4))
+    forward = getattr(layers, f"{name}_forward")
+    backward = getattr(layers, f"{name}_backward")
+    _, cache = forward(x)
+    dout = rng.standard_normal((3, 4))
+    expected = backward(dout.copy(), cache)
+    buf = np.empty((3, 4))
+    assert backward(dout, cache, out=buf) is buf
+    np.testing.assert_array_equal(buf, expected)
+    in_place = dout.copy()
+    assert backward(in_place, cache, out=in_place) is in_place
+    np.testing.assert_allclose(in_place, expected, rtol=1e-15)
+
+
+def test_float32_stays_float32():
+    x = np.ones((2, 3), np.float32)
+    out, _ = layers.linear_forward(x, np.ones((3, 2), np.float32), np.zeros(2, np.float32))
+    assert out.dtype == np.float32
+    assert layers.relu_forward(x)[0].dtype == np.float32
+
+
+@given(n=st.integers(1, 4), d_in=st.integers(1, 4), d_out=st.integers(1, 4),
+       seed=st.integers(0, 2**16))
+def test_linear_gradients_have_the_parameter_shapes(n, d_in, d_out, seed):
+    rng = np.random.default_rng(seed)
+    x, W, b = rng.standard_normal((n, d_in)), rng.standard_normal((d_in, d_out)), rng.standard_normal(d_out)
+    out, cache = layers.linear_forward(x, W, b)
+    dx, dW, db = layers.linear_backward(np.ones_like(out), cache)
+    assert (dx.shape, dW.shape, db.shape) == (x.shape, W.shape, b.shape)
+    # with dout = 1, dL/db counts the samples and dL/dx sums the rows of W
+    np.testing.assert_allclose(db, np.full(d_out, float(n)))
+    np.testing.assert_allclose(dx, np.tile(W.sum(axis=1), (n, 1)), rtol=1e-12, atol=1e-12)
+
+
+def test_linear_forward_rejects_mismatched_shapes():
+    with pytest.raises(ValueError, match="W must have 3 rows"):
+        layers.linear_forward(np.ones((2, 3)), np.ones((4, 2)), np.zeros(2))
+    with pytest.raises(ValueError, match=r"b must have shape \(2,\)"):
+        layers.linear_forward(np.ones((2, 3)), np.ones((3, 2)), np.zeros(3))
+    with pytest.raises(ValueError, match="x must be a 2-D array"):
+        layers.linear_forward(np.ones(3), np.ones((3, 2)), np.zeros(2))
+    with pytest.raises(TypeError, match="x must be an array of real numbers"):
+        layers.linear_forward(np.array([["a"]]), np.ones((1, 2)), np.zeros(2))
+
+
+def test_backward_rejects_wrong_dout_and_cache():
+    _, cache = layers.linear_forward(np.ones((2, 3)), np.ones((3, 4)), np.zeros(4))
+    with pytest.raises(ValueError, match=r"dout must have the shape .* \(2, 4\); got \(2, 3\)"):
+        layers.linear_backward(np.ones((2, 3)), cache)
+    with pytest.raises(TypeError, match="cache must be the tuple returned by linear_forward"):
+        layers.linear_backward(np.ones((2, 4)), [1, 2])
+    _, relu_cache = layers.relu_forward(np.ones(3))
+    with pytest.raises(ValueError, match="dout must have the shape"):
+        layers.relu_backward(np.ones(4), relu_cache)
+    with pytest.raises(TypeError, match="cache must be the array returned by tanh_forward"):
+        layers.tanh_backward(np.ones(3), (1,))

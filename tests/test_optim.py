@@ -1,0 +1,179 @@
+"""SGD and Adam: each step against the torch.optim formulas computed by hand."""
+
+import math
+
+import numpy as np
+import pytest
+
+import scratchnet as sn
+
+
+def separate_params(rng):
+    """A plain dict of independent arrays (the per-array update path)."""
+    return {"W": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}
+
+
+def flat_params(rng):
+    """An MLP's parameters: views of one flat vector (the vectorised path)."""
+    model = sn.MLP([3, 2], rng=0)
+    model.flat_params[:] = rng.standard_normal(model.flat_params.size)
+    return model.params, model
+
+
+def two_gradients(rng, params):
+    return [{k: rng.standard_normal(p.shape) for k, p in params.items()} for _ in range(2)]
+
+
+def as_model_grads(model, grads):
+    """Write grads into the model's flat gradient views (what backward does)."""
+    for k, g in grads.items():
+        model.grads[k][...] = g
+    return model.grads
+
+
+def sgd_by_hand(p, gs, lr, momentum, weight_decay):
+    p, buf = p.copy(), None
+    for g in gs:
+        g = g + weight_decay * p
+        if momentum:
+            buf = g.copy() if buf is None else momentum * buf + g
+            g = buf
+        p = p - lr * g
+    return p
+
+
+def adam_by_hand(p, gs, lr, beta1, beta2, eps, weight_decay):
+    p, m, v = p.copy(), 0.0, 0.0
+    for t, g in enumerate(gs, 1):
+        g = g + weight_decay * p
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
+        p = p - lr * m_hat / (np.sqrt(v_hat) + eps)
+    return p
+
+
+@pytest.mark.parametrize("layout", ["separate", "flat"])
+@pytest.mark.parametrize("momentum, weight_decay", [(0.0, 0.0), (0.9, 0.0), (0.0, 0.01), (0.8, 0.05)])
+def test_sgd_two_steps_match_the_hand_computation(layout, momentum, weight_decay):
+    rng = np.random.default_rng(0)
+    if layout == "flat":
+        params, model = flat_params(rng)
+    else:
+        params, model = separate_params(rng), None
+    start = {k: p.copy() for k, p in params.items()}
+    arrays = {k: id(p) for k, p in params.items()}
+    grads = two_gradients(rng, params)
+    opt = sn.SGD(params, 0.1, momentum=momentum, weight_decay=weight_decay)
+    assert (opt._flat is not None) == (layout == "flat")  # both update paths run
+    for g in grads:
+        opt.step(as_model_grads(model, g) if model else g)
+    for k in params:
+        expected = sgd_by_hand(start[k], [g[k] for g in grads], 0.1, momentum, weight_decay)
+        np.testing.assert_allclose(params[k], expected, rtol=1e-14, atol=1e-15)
+        assert id(params[k]) == arrays[k]  # updated in place
+
+
+def test_one_sgd_step_is_p_minus_lr_g():
+    params = {"w": np.array([1.0, -2.0, 0.5])}
+    sn.SGD(params, lr=0.5).step({"w": np.array([2.0, 2.0, -1.0])})
+    np.testing.assert_array_equal(params["w"], [0.0, -3.0, 1.0])
+
+
+@pytest.mark.parametrize("layout", ["separate", "flat"])
+@pytest.mark.parametrize("weight_decay", [0.0, 0.1])
+@pytest.mark.parametrize("steps", [1, 2])
+def test_adam_steps_match_the_hand_computation(layout, weight_decay, steps):
+    rng = np.random.default_rng(1)
+    if layout == "flat":
+        params, model = flat_params(rng)
+    else:
+        params, model = separate_params(rng), None
+    start = {k: p.copy() for k, p in params.items()}
+    grads = two_gradients(rng, params)[:steps]
+    opt = sn.Adam(params, lr=0.01, betas=(0.8, 0.95), eps=1e-3, weight_decay=weight_decay)
+    for g in grads:
+        opt.step(as_model_grads(model, g) if model else g)
+    for k in params:
+        expected = adam_by_hand(start[k], [g[k] for g in grads], 0.01, 0.8, 0.95, 1e-3, weight_decay)
+        np.testing.assert_allclose(params[k], expected, rtol=1e-13, atol=1e-15)
+
+
+def test_adam_first_step_moves_each_coordinate_by_about_lr():
+    params = {"w": np.array([1.0, 1.0, 1.0])}
+    sn.Adam(params, lr=0.1).step({"w": np.array([1e-3, -50.0, 2.0])})
+    # m_hat / sqrt(v_hat) = g / |g| on the first step (up to eps)
+    np.testing.assert_allclose(params["w"], [0.9, 1.1, 0.9], rtol=1e-5)
+
+
+def test_fresh_grad_dicts_every_step_and_flat_buffers_agree():
+    """The vectorised path (model views) and the per-array path give the same result."""
+    rng = np.random.default_rng(2)
+    a = sn.MLP([2, 3, 2], rng=0)
+    b = {k: p.copy() for k, p in a.params.items()}
+    opt_a = sn.Adam(a.params, lr=0.05)
+    opt_b = sn.Adam(b, lr=0.05)
+    for _ in range(3):
+        g = {k: rng.standard_normal(p.shape) for k, p in b.items()}
+        opt_a.step(as_model_grads(a, g))
+        opt_b.step({k: v.copy() for k, v in g.items()})  # new arrays each step
+    for k in b:
+        np.testing.assert_allclose(a.params[k], b[k], rtol=1e-15)
+
+
+def test_lr_is_settable_between_steps():
+    params = {"w": np.zeros(2)}
+    opt = sn.SGD(params, lr=1.0)
+    opt.step({"w": np.ones(2)})
+    opt.lr = 0.25
+    opt.step({"w": np.ones(2)})
+    np.testing.assert_array_equal(params["w"], [-1.25, -1.25])
+    with pytest.raises(ValueError, match="lr must be in"):
+        opt.lr = 0.0
+
+
+def test_adam_bias_correction_uses_the_step_count():
+    params = {"w": np.zeros(1)}
+    opt = sn.Adam(params, lr=1.0, betas=(0.5, 0.5), eps=0.0)
+    for _ in range(3):
+        opt.step({"w": np.ones(1)})  # constant gradient: m_hat = v_hat = 1, step = lr
+    assert params["w"][0] == pytest.approx(-3.0, rel=1e-14)
+    assert opt.steps == 3
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda p: sn.SGD(p, 0.0), r"lr must be in \(0, inf\); got 0"),
+    (lambda p: sn.SGD(p, -0.1), "lr must be in"),
+    (lambda p: sn.SGD(p, math.nan), "lr must not be NaN"),
+    (lambda p: sn.SGD(p, 0.1, momentum=-0.5), "momentum must be in"),
+    (lambda p: sn.SGD(p, 0.1, weight_decay=-1.0), "weight_decay must be in"),
+    (lambda p: sn.Adam(p, lr=-1e-3), "lr must be in"),
+    (lambda p: sn.Adam(p, betas=(1.0, 0.999)), r"betas\[0\] must be in \[0, 1\); got 1"),
+    (lambda p: sn.Adam(p, betas=(0.9, -0.1)), r"betas\[1\] must be in"),
+    (lambda p: sn.Adam(p, eps=-1e-8), "eps must be in"),
+    (lambda p: sn.Adam(p, weight_decay=-0.1), "weight_decay must be in"),
+])
+def test_bad_hyperparameters_are_rejected(make, match):
+    with pytest.raises(ValueError, match=match):
+        make({"w": np.zeros(2)})
+
+
+def test_bad_params_and_grads_are_rejected():
+    with pytest.raises(TypeError, match="params must be a non-empty dict"):
+        sn.SGD([np.zeros(2)], 0.1)
+    with pytest.raises(TypeError, match=r"params\['w'\] must be a floating ndarray"):
+        sn.SGD({"w": np.zeros(2, dtype=int)}, 0.1)
+    with pytest.raises(TypeError, match="betas must be a pair"):
+        sn.Adam({"w": np.zeros(2)}, betas=0.9)
+    opt = sn.Adam({"w": np.zeros(2), "b": np.zeros(1)})
+    opt.step({"w": np.zeros(2), "b": np.zeros(1)})  # a valid step first (cached check)
+    with pytest.raises(ValueError, match=r"missing \['w'\], unexpected \['v'\]"):
+        opt.step({"v": np.zeros(2), "b": np.zeros(1)})
+    with pytest.raises(TypeError, match="grads must be a dict like params; got list"):
+        opt.step([np.zeros(2), np.zeros(1)])
+    with pytest.raises(ValueError, match=r"grads must have the keys of params .* missing \['b'\]"):
+        opt.step({"w": np.zeros(2)})
+    with pytest.raises(ValueError, match=r"grads\['b'\] must have the shape of params\['b'\] \(1,\); got \(2,\)"):
+        opt.step({"w": np.zeros(2), "b": np.zeros(2)})
+    with pytest.raises(TypeError, match=r"grads\['w'\] must be a real ndarray"):
+        opt.step({"w": [0.0, 0.0], "b": np.zeros(1)})

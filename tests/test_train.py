@@ -1,0 +1,263 @@
+"""The training loop: it learns the posterior, reproducibly, and rejects bad input."""
+
+import json
+
+import numpy as np
+import pytest
+
+import scratchnet as sn
+
+
+@pytest.fixture(scope="module")
+def task():
+    return sn.tasks.separated()
+
+
+def test_training_on_the_separated_task_reaches_the_posterior(task):
+    """TwoLayerMLP(1, 64, 2), batch 64, lr 0.1, plain SGD, 1,000 steps, 5 seeds.
+
+    The expected KL to the Bayes posterior must fall below 0.01 nats in at
+    least 4 of 5 seeds, and the mean loss of the last 500 of the 1,000 steps
+    must be within 0.02 nats of the Bayes loss H(C|X) in every seed.
+    """
+    bayes = task.bayes_loss()
+    kls, gaps = [], []
+    for seed in range(5):
+        model = sn.TwoLayerMLP(1, 64, 2, rng=seed)
+        history = sn.train(model, task, steps=1000, batch_size=64, lr=0.1, rng=100 + seed,
+                           snapshot_steps=[100, 1000])
+        kls.append(history.snapshot_kl[-1])
+        gaps.append(history.losses[-500:].mean() - bayes)
+        # independent check of the recorded KL: the model's own expected KL now
+        assert history.snapshot_kl[-1] == pytest.approx(task.expected_kl(model.predict_proba), rel=1e-9)
+    assert sum(kl < 0.01 for kl in kls) >= 4, kls
+    assert max(abs(g) for g in gaps) < 0.02, gaps
+
+
+def test_same_seeds_give_bit_identical_runs_and_different_seeds_differ(task):
+    def run(model_seed, data_seed):
+        model = sn.MLP([1, 16, 16, 2], rng=model_seed)
+        history = sn.train(model, task, steps=50, batch_size=32, lr=1e-2, optimizer="adam", rng=data_seed)
+        return model.flat_params.copy(), history.losses
+
+    p1, l1 = run(0, 1)
+    p2, l2 = run(0, 1)
+    np.testing.assert_array_equal(p1, p2)
+    np.testing.assert_array_equal(l1, l2)
+    assert not np.array_equal(run(0, 2)[0], p1)
+    assert not np.array_equal(run(3, 1)[0], p1)
+
+
+def test_history_records_losses_snapshots_and_round_trips_json(task):
+    model = sn.TwoLayerMLP(1, 8, 2, rng=0)
+    eval_x = np.linspace(-2, 5, 11)
+    history = sn.train(model, task, steps=30, batch_size=16, lr=0.1, rng=0,
+                       snapshot_steps=[30, 10, 10], eval_x=eval_x)
+    assert history.losses.shape == (30,) and history.losses.dtype == np.float64
+    np.testing.assert_array_equal(history.snapshot_steps, [10, 30])
+    assert history.snapshot_probs.shape == (2, 11, 2)
+    np.testing.assert_array_equal(history.snapshot_probs[-1], model.predict_proba(eval_x))
+    assert history.snapshot_kl.shape == (2,)
+    assert history.elapsed > 0 and not history.stopped_early
+    d = history.to_dict()
+    assert json.loads(json.dumps(d)) == d
+    back = sn.History.from_dict(json.loads(json.dumps(d)))
+    np.testing.assert_array_equal(back.losses, history.losses)
+    np.testing.assert_array_equal(back.snapshot_probs, history.snapshot_probs)
+    np.testing.assert_array_equal(back.snapshot_steps, history.snapshot_steps)
+
+
+class RecordingMLP(sn.TwoLayerMLP):
+    """Records the inputs of every training batch (on the fast path)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seen = []
+
+    def _loss_and_grads_unchecked(self, x, targets):
+        self.seen.append(x[:, 0].copy())
+        return super()._loss_and_grads_unchecked(x, targets)
+
+
+class PublicOnly:
+    """A duck-typed model (the generic path): delegates to the public methods."""
+
+    def __init__(self, model):
+        self.model, self.params, self.seen = model, model.params, []
+
+    def loss_and_grads(self, x, targets):
+        self.seen.append(np.asarray(x)[:, 0].copy())
+        return self.model.loss_and_grads(x, targets)
+
+    def predict_proba(self, x):
+        return self.model.predict_proba(x)
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+def test_fixed_dataset_visits_every_sample_once_per_epoch(wrap):
+    x = np.arange(10.0)[:, None]
+    c = np.arange(10) % 2
+    model = PublicOnly(sn.TwoLayerMLP(1, 4, 2, rng=0)) if wrap else RecordingMLP(1, 4, 2, rng=0)
+    sn.train(model, (x, c), steps=9, batch_size=4, lr=0.01, rng=0)
+    sizes = [len(b) for b in model.seen]
+    assert sizes == [4, 4, 2] * 3  # the last partial batch is kept
+    epochs = [np.sort(np.concatenate(model.seen[i:i + 3])) for i in (0, 3, 6)]
+    for epoch in epochs:
+        np.testing.assert_array_equal(epoch, np.arange(10.0))
+    orders = [np.concatenate(model.seen[i:i + 3]) for i in (0, 3, 6)]
+    assert not np.array_equal(orders[0], orders[1])  # reshuffled every epoch
+
+
+def test_generic_model_path_matches_the_fast_path(task):
+    fast = sn.TwoLayerMLP(1, 8, 2, rng=0)
+    slow = PublicOnly(sn.TwoLayerMLP(1, 8, 2, rng=0))
+    h_fast = sn.train(fast, task, steps=20, batch_size=8, lr=0.1, rng=5)
+    h_slow = sn.train(slow, task, steps=20, batch_size=8, lr=0.1, rng=5)
+    np.testing.assert_allclose(h_fast.losses, h_slow.losses, rtol=1e-10)
+    np.testing.assert_allclose(fast.flat_params, slow.model.flat_params, rtol=1e-10, atol=1e-13)
+
+
+def test_sampler_callable_draws_inputs_with_posterior_labels(task):
+    calls = []
+
+    def sampler(n, rng):
+        x = rng.uniform(-3.0, 6.0, n)
+        calls.append(n)
+        return x, task.sample_labels(x, rng)
+
+    model = sn.TwoLayerMLP(1, 16, 2, rng=0)
+    history = sn.train(model, sampler, steps=40, batch_size=32, lr=0.1, rng=0, task=task,
+                       snapshot_steps=[40])
+    assert calls == [32] * 40
+    assert history.snapshot_kl.shape == (1,)
+    assert np.all(np.isfinite(history.losses))
+
+
+def test_callback_can_stop_training(task):
+    seen = []
+
+    def callback(step, loss, model):
+        seen.append((step, loss))
+        return step < 7
+
+    history = sn.train(sn.TwoLayerMLP(1, 8, 2, rng=0), task, steps=100, batch_size=8, lr=0.1,
+                       rng=0, callback=callback, snapshot_steps=[5, 50], eval_x=[0.0, 1.0])
+    assert [s for s, _ in seen] == list(range(1, 8))
+    assert history.steps == 7 and history.stopped_early
+    np.testing.assert_array_equal(history.losses, [loss for _, loss in seen])
+    np.testing.assert_array_equal(history.snapshot_steps, [5])
+    assert history.snapshot_probs.shape == (1, 2, 2) and history.snapshot_kl.shape == (1,)
+
+
+def test_learning_rate_schedule_is_applied(task):
+    model = sn.TwoLayerMLP(1, 8, 2, rng=0)
+    opt = sn.SGD(model.params, lr=1.0)
+    used, asked = [], []
+
+    def schedule(step):
+        asked.append(step)
+        return 0.1 / (1 + step)
+
+    sn.train(model, task, steps=5, batch_size=8, optimizer=opt, lr=schedule, rng=0,
+             callback=lambda step, loss, m: used.append(opt.lr))
+    assert asked == [0, 1, 2, 3, 4]
+    assert used == [0.1 / (1 + s) for s in range(5)]
+
+    # with a string optimiser too, the schedule is asked once per step
+    asked.clear()
+    sn.train(sn.TwoLayerMLP(1, 8, 2, rng=0), task, steps=3, batch_size=8, lr=schedule, rng=0)
+    assert asked == [0, 1, 2]
+
+    # a constant schedule is the same run as the constant rate, bit for bit
+    a, b = sn.TwoLayerMLP(1, 8, 2, rng=1), sn.TwoLayerMLP(1, 8, 2, rng=1)
+    sn.train(a, task, steps=10, batch_size=8, lr=0.05, rng=2)
+    sn.train(b, task, steps=10, batch_size=8, lr=lambda step: 0.05, rng=2)
+    np.testing.assert_array_equal(a.flat_params, b.flat_params)
+
+
+def test_adam_and_momentum_options(task):
+    model = sn.MLP([1, 16, 16, 2], rng=0)
+    history = sn.train(model, task, steps=300, batch_size=64, lr=1e-2, optimizer="adam", rng=0,
+                       snapshot_steps=[1, 300])
+    assert history.snapshot_kl[-1] < history.snapshot_kl[0]
+    model = sn.TwoLayerMLP(1, 16, 2, rng=0)
+    history = sn.train(model, task, steps=300, batch_size=64, lr=0.02, momentum=0.9, rng=0,
+                       snapshot_steps=[1, 300])
+    assert history.snapshot_kl[-1] < history.snapshot_kl[0]
+
+
+def test_progress_prints_a_line_to_stderr(task, capsys):
+    sn.train(sn.TwoLayerMLP(1, 4, 2, rng=0), task, steps=20, batch_size=4, lr=0.1, rng=0,
+             progress=True)
+    err = capsys.readouterr().err
+    assert err.startswith("\rstep ") and "20/20" in err and err.endswith("\n")
+
+
+def test_a_diverging_loss_names_the_step_and_suggests_a_smaller_lr(task):
+    with pytest.raises(FloatingPointError, match=r"at step \d+ .*smaller learning rate"):
+        sn.train(sn.TwoLayerMLP(1, 64, 2, rng=0), task, steps=200, batch_size=64, lr=1e6, rng=0)
+
+
+def test_nan_inputs_are_reported_as_such():
+    x = np.zeros((8, 1))
+    x[3] = np.nan
+    with pytest.raises(ValueError, match="x must not contain NaN"):
+        sn.train(sn.TwoLayerMLP(1, 4, 2, rng=0), (x, np.zeros(8, int)), steps=2, batch_size=4, lr=0.1)
+
+    def sampler(n, rng):
+        return np.full(n, np.nan), np.zeros(n, int)
+
+    with pytest.raises(FloatingPointError, match="batch contains NaN or infinite inputs"):
+        sn.train(sn.TwoLayerMLP(1, 4, 2, rng=0), sampler, steps=2, batch_size=4, lr=0.1)
+
+
+def test_bad_arguments_are_rejected(task):
+    model = sn.TwoLayerMLP(1, 4, 2, rng=0)
+    x, c = np.zeros((10, 1)), np.zeros(10, int)
+    cases = [
+        (dict(data=task, lr=0.0), ValueError, r"lr must be in \(0, inf\); got 0"),
+        (dict(data=task, lr=-0.1), ValueError, "lr must be in"),
+        (dict(data=task, lr=lambda s: -1.0), ValueError, r"schedule returned a bad learning rate: lr\(0\)"),
+        (dict(data=task, lr=0.1, steps=0), ValueError, "steps must be an integer >= 1; got 0"),
+        (dict(data=task, lr=0.1, batch_size=0), ValueError, "batch_size must be an integer >= 1; got 0"),
+        (dict(data=(x, c), lr=0.1, batch_size=11), ValueError, "batch_size must be at most the dataset size 10; got 11"),
+        (dict(data=(x, c[:9]), lr=0.1), ValueError, "x and c must have the same length; got 10 inputs and 9 labels"),
+        (dict(data=(x, c + 2), lr=0.1), ValueError, r"labels c from the dataset must be integers in \[0, 2\); got 2"),
+        (dict(data=(np.zeros((10, 3)), c), lr=0.1), ValueError, r"x from the dataset must have shape \(n, 1\)"),
+        (dict(data=(x, c, c), lr=0.1), ValueError, "a fixed dataset must be a pair"),
+        (dict(data=42, lr=0.1), TypeError, "data must be a task"),
+        (dict(data=task, lr=0.1, snapshot_steps=[0]), ValueError, "snapshot_steps entries must be an integer >= 1"),
+        (dict(data=task, lr=0.1, snapshot_steps=[6]), ValueError, r"snapshot_steps must be in \[1, steps=5\]; got 6"),
+        (dict(data=(x, c), lr=0.1, snapshot_steps=[2]), ValueError, "snapshot_steps need eval_x or a task"),
+        (dict(data=task, lr=None), TypeError, "lr is required"),
+        (dict(data=task, lr=0.1, optimizer="rmsprop"), ValueError, "optimizer must be 'sgd', 'adam'"),
+        (dict(data=task, lr=0.1, optimizer="adam", momentum=0.9), ValueError, "momentum applies to optimizer='sgd' only"),
+        (dict(data=task, optimizer=sn.SGD({"w": np.zeros(1)}, 0.1)), ValueError, "optimizer must have been built on model.params"),
+        (dict(data=task, lr=0.1, optimizer=sn.SGD(model.params, 0.1)), ValueError, "was given with an optimiser instance"),
+        (dict(data=task, lr=0.1, eval_x=np.zeros((3, 2)), snapshot_steps=[1]), ValueError, r"x must have shape \(N, 1\)"),
+        (dict(data=task, lr=0.1, callback=3), TypeError, "callback must be callable"),
+    ]
+    for kwargs, error, match in cases:
+        kwargs = {"steps": 5, "batch_size": 4, **kwargs}
+        with pytest.raises(error, match=match):
+            sn.train(model, **kwargs)
+    with pytest.raises(ValueError, match="the task has 2 classes but the model has 3 outputs"):
+        sn.train(sn.TwoLayerMLP(1, 4, 3), task, steps=5, batch_size=4, lr=0.1)
+    with pytest.raises(ValueError, match=r"x from the task must have shape \(n, 2\)"):
+        sn.train(sn.TwoLayerMLP(2, 4, 2), task, steps=5, batch_size=4, lr=0.1)
+    with pytest.raises(TypeError, match=r"model must have \.params"):
+        sn.train(object(), task, steps=5, batch_size=4, lr=0.1)
+
+
+def test_a_diverging_generic_model_names_the_step(task):
+    model = PublicOnly(sn.TwoLayerMLP(1, 64, 2, rng=0))
+    with pytest.raises(FloatingPointError, match=r"at step \d+ .*smaller learning rate"):
+        sn.train(model, task, steps=200, batch_size=64, lr=1e6, rng=0)
+
+
+def test_labels_out_of_range_from_a_sampler_are_rejected():
+    def sampler(n, rng):
+        return rng.standard_normal(n), np.full(n, -1)
+
+    with pytest.raises(ValueError, match=r"labels c from the sampler must be integers in \[0, 2\); got -1"):
+        sn.train(sn.TwoLayerMLP(1, 4, 2, rng=0), sampler, steps=3, batch_size=4, lr=0.1)
