@@ -33,11 +33,32 @@ def execute(path: Path, timeout: int = 300) -> float:
         nb,
         timeout=timeout,
         kernel_name="python3",
+        record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
     ).execute()
     seconds = time.perf_counter() - start
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = _merge_streams(cell.outputs)
     nbformat.write(nb, path)
     return seconds
+
+
+def _merge_streams(outputs: list) -> list:
+    """Join consecutive prints to one stream, so re-runs store the same JSON."""
+    merged: list = []
+    for out in outputs:
+        prev = merged[-1] if merged else None
+        if (
+            out.get("output_type") == "stream"
+            and prev is not None
+            and prev.get("output_type") == "stream"
+            and prev.get("name") == out.get("name")
+        ):
+            prev["text"] += out["text"]
+        else:
+            merged.append(out)
+    return merged
 
 
 def main(argv: list[str] | None = None) -> int:
