@@ -8,14 +8,14 @@ cross-entropy and mini-batch SGD should converge to it.  How fast it does
 depends on where the posterior changes and how many inputs land there.
 (Classes are numbered 0 and 1 in code: :math:`c_1` is class 0.)
 
-===================  ==============  ==============  =========  ========
-name                 sigma1, mu1     sigma2, mu2     H(C|X)     Bayes
-                                                     (nats)     accuracy
-===================  ==============  ==============  =========  ========
-``separated``        1, 0            1, 3            0.166      93.32%
-``unequal-variance`` 2, 0            1, 1            0.565      69.50%
-``sparse-tail``      2, 0            1, 3            0.342      85.39%
-===================  ==============  ==============  =========  ========
+====================  ==============  ==============  =========  ========
+name                  sigma1, mu1     sigma2, mu2     H(C|X)     Bayes
+                                                      (nats)     accuracy
+====================  ==============  ==============  =========  ========
+``separated``         1, 0            1, 3            0.166      93.32%
+``unequal-variance``  2, 0            1, 1            0.565      69.50%
+``sparse-tail``       2, 0            1, 3            0.342      85.39%
+====================  ==============  ==============  =========  ========
 
 ``separated``
     Equal variances, so the log posterior ratio is *linear*:
