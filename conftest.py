@@ -1,9 +1,16 @@
 """Shared pytest set-up: doctest namespace and a deterministic Hypothesis profile."""
 
-import matplotlib
-import numpy as np
-import pytest
-from hypothesis import settings
+import os
+
+# The networks here are tiny: BLAS threads only add overhead (and contention on
+# a 2-core CI machine).  Set before NumPy loads; notebook kernels inherit it.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import matplotlib  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 matplotlib.use("Agg")
 
