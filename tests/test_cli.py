@@ -1,0 +1,113 @@
+"""Tests for the command line, ``python -m scratchnet`` / ``scratchnet``."""
+
+import csv
+import subprocess
+import sys
+
+import pytest
+
+from scratchnet import experiments
+from scratchnet.__main__ import main
+
+
+def _read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_runs_end_to_end_and_writes_every_file(tmp_path, capsys):
+    out = tmp_path / "results"
+    code = main(["--tasks", "separated,sparse-tail", "--recipes", "original,covering",
+                 "--steps", "30", "--out", str(out), "--jobs", "1"])
+    assert code == 0
+    names = sorted(path.name for path in out.iterdir())
+    assert names == sorted(
+        ["convergence.png", "summary.csv", "summary.md"]
+        + [f"posterior_{t}_{r}.png" for t in ("separated", "sparse-tail")
+           for r in ("original", "covering")])
+    for name in names:
+        assert (out / name).stat().st_size > 0
+    assert (out / "convergence.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = _read_csv(out / "summary.csv")
+    assert tuple(rows[0]) == experiments.COLUMNS
+    # 2 tasks x 2 recipes x snapshots at 10, 20, 30 steps
+    assert [(r["task"], r["recipe"], r["step"]) for r in rows[:3]] == [
+        ("separated", "original", "10"), ("separated", "original", "20"),
+        ("separated", "original", "30")]
+    assert len(rows) == 12
+    assert all(0 <= float(r["max_abs_error"]) <= 1 for r in rows)
+    assert all(float(r["expected_kl"]) >= 0 for r in rows)
+    markdown = (out / "summary.md").read_text().splitlines()
+    assert len(markdown) == 2 + 12
+    captured = capsys.readouterr()
+    assert "| task | recipe |" in captured.out          # the table is printed
+    assert "sparse-tail / original: " in captured.out
+    assert "of the 100,000 training inputs lie past the second crossing" in captured.out
+    progress = captured.err.splitlines()
+    assert sum("steps in" in line for line in progress) == 4   # one line per run
+    assert "wrote 5 figures" in progress[-1]
+
+
+def test_parallel_workers_give_the_numbers_of_an_in_process_run(tmp_path, capsys):
+    code = main(["--tasks", "unequal-variance", "--recipes", "textbook,covering",
+                 "--steps", "20", "--seed", "5", "--out", str(tmp_path),
+                 "--format", "svg", "--jobs", "2", "--quiet"])
+    assert code == 0
+    assert (tmp_path / "posterior_unequal-variance_textbook.svg").exists()
+    assert (tmp_path / "convergence.svg").read_text().lstrip().startswith("<?xml")
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""   # --quiet
+    rows = _read_csv(tmp_path / "summary.csv")
+    expected = experiments.summarize(
+        [experiments.run("unequal-variance", recipe, steps=20, seed=5)
+         for recipe in ("textbook", "covering")])
+    assert len(rows) == len(expected) == 4   # 2 runs, snapshots at 10 and 20
+    for row, want in zip(rows, expected):
+        assert {k: row[k] for k in ("task", "recipe", "seed", "step")} == {
+            k: str(want[k]) for k in ("task", "recipe", "seed", "step")}
+        for key in ("expected_kl", "max_abs_error", "loss_gap", "accuracy"):
+            assert float(row[key]) == want[key]   # CSV keeps full precision
+
+
+def test_help_documents_every_option(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    for option in ("--tasks", "--recipes", "--steps", "--seed", "--out", "--quiet",
+                   "--format", "--jobs"):
+        assert option in text
+    assert "takes about" in text and "sparse-tail" in text
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--tasks", "separated,nope"], "unknown task 'nope'; valid tasks: separated, "
+                                    "unequal-variance, sparse-tail"),
+    (["--recipes", "fast"], "unknown recipe 'fast'; valid recipes: original, "
+                            "textbook, covering"),
+    (["--steps", "0"], "must be a positive integer; got 0"),
+    (["--steps", "-5"], "must be a positive integer; got -5"),
+    (["--jobs", "x"], "must be a positive integer; got 'x'"),
+    (["--format", "gif"], "invalid choice: 'gif'"),
+])
+def test_bad_arguments_exit_with_a_clear_message(args, message, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_unwritable_output_is_an_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    code = main(["--tasks", "separated", "--recipes", "textbook", "--steps", "5",
+                 "--out", str(blocker / "sub"), "--quiet"])
+    assert code == 1
+    assert "scratchnet: error:" in capsys.readouterr().err
+
+
+def test_module_entry_point():
+    done = subprocess.run([sys.executable, "-m", "scratchnet", "--tasks", "bogus"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "unknown task 'bogus'" in done.stderr

@@ -1,0 +1,316 @@
+"""Tests for scratchnet.plotting: each figure draws the data it should (headless)."""
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgb
+
+import scratchnet as sn
+from scratchnet import plotting
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _normal_pdf(x, mu, sigma):
+    return np.exp(-0.5 * ((x - mu) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
+
+
+# --- posterior fit ----------------------------------------------------------------
+
+
+def test_posterior_fit_draws_posterior_network_and_densities():
+    task = sn.tasks.separated()
+    x = np.linspace(-4, 7, 100)
+    p1 = 1 / (1 + np.exp((6 * x - 9) / 2))  # REFERENCE §3, closed form
+    probs = np.stack([np.column_stack([q, 1 - q]) for q in (np.full(100, 0.5), p1 * 0.9)])
+    ax = plotting.plot_posterior_fit(task, x, probs, labels=["10 steps", "final"])
+    lines = ax.get_lines()
+    assert len(lines) == 2 + 2 * 2
+    solid, dashed = lines[:2], lines[2:]
+    np.testing.assert_allclose(solid[0].get_ydata(), p1, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(solid[1].get_ydata(), 1 - p1, rtol=1e-12, atol=1e-15)
+    assert all(line.get_linestyle() == "-" for line in solid)
+    assert all(line.get_linestyle() == "--" for line in dashed)
+    np.testing.assert_allclose(dashed[2].get_ydata(), 0.9 * p1)
+    np.testing.assert_allclose(dashed[3].get_ydata(), 1 - 0.9 * p1)
+    assert dashed[3].get_color() == "0.0"  # the last snapshot is black
+    # the shaded class densities P(x|c) P(c) reach 0.5 * N(0; 0, 1) and 0.5 * N(3; 3, 1)
+    assert len(ax.collections) == 2
+    for shade, mu in zip(ax.collections, (0.0, 3.0)):
+        top = shade.get_paths()[0].vertices[:, 1].max()
+        assert top == pytest.approx(0.5 * _normal_pdf(x, mu, 1.0).max(), rel=1e-12)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert r"$P(c_1\mid x)$" in labels and r"$q(c\mid x)$, final" in labels
+
+
+def test_posterior_fit_without_network_or_densities():
+    ax = plotting.plot_posterior_fit(sn.tasks.sparse_tail(), np.linspace(-4, 7, 50),
+                                     densities=False)
+    assert len(ax.get_lines()) == 2 and len(ax.collections) == 0
+
+
+def test_posterior_fit_rejects_bad_input():
+    task = sn.tasks.separated()
+    x = np.linspace(-4, 7, 10)
+    with pytest.raises(ValueError, match=r"probs must have shape"):
+        plotting.plot_posterior_fit(task, x, np.full((10, 3), 1 / 3))
+    with pytest.raises(ValueError, match="labels must have one entry"):
+        plotting.plot_posterior_fit(task, x, np.full((2, 10, 2), 0.5), labels=["a"])
+    task2d = sn.GaussianClasses([[0.0, 0.0], [1.0, 1.0]], np.stack([np.eye(2)] * 2))
+    with pytest.raises(ValueError, match="one-dimensional"):
+        plotting.plot_posterior_fit(task2d, x)
+
+
+# --- convergence and training curves -----------------------------------------------
+
+
+def test_convergence_one_line_per_task_and_recipe_with_reference():
+    rows = [{"task": t, "recipe": r, "step": s, "expected_kl": k / s, "max_abs_error": 0.0}
+            for t, k in (("a", 1.0), ("b", 2.0)) for r in ("r1", "r2")
+            for s in (100, 10, 1000)]
+    ax = plotting.plot_convergence(rows, "expected_kl", reference={"b": (0.1, 0.3)})
+    lines = ax.get_lines()
+    assert len(lines) == 6   # 4 curves, the reference bar, its legend entry
+    assert lines[5].get_label() == "original study, 10,000 steps"
+    assert lines[0].get_xdata().tolist() == [10, 100, 1000]   # sorted by step
+    np.testing.assert_allclose(lines[2].get_ydata(), [0.2, 0.02, 0.002])
+    assert lines[0].get_color() == lines[1].get_color() != lines[2].get_color()
+    assert lines[0].get_linestyle() != lines[1].get_linestyle()
+    assert lines[4].get_xdata().tolist() == [10_000, 10_000]
+    assert lines[4].get_ydata().tolist() == [0.1, 0.3]
+    assert lines[4].get_color() == lines[2].get_color()   # in task b's colour
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    # zeros cannot be drawn on a log axis and are left out
+    ax = plotting.plot_convergence(rows, "max_abs_error")
+    assert all(len(line.get_xdata()) == 0 for line in ax.get_lines())
+
+
+def test_moving_average_matches_direct_means():
+    values = np.random.default_rng(0).normal(size=37)
+    for window in (1, 5, 37, 100):
+        expected = [values[max(0, i + 1 - window):i + 1].mean() for i in range(37)]
+        np.testing.assert_allclose(plotting.moving_average(values, window), expected,
+                                   rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="window"):
+        plotting.moving_average(values, 0)
+
+
+def test_training_curve_smooths_and_marks_the_bayes_loss():
+    losses = np.arange(1.0, 11.0)
+    ax = plotting.plot_training_curve(losses, bayes_loss=0.5, window=3)
+    raw, smooth, floor = ax.get_lines()
+    np.testing.assert_array_equal(raw.get_ydata(), losses)
+    np.testing.assert_allclose(smooth.get_ydata(), [1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9])
+    assert floor.get_ydata().tolist() == [0.5, 0.5]
+    assert raw.get_xdata().tolist() == list(range(1, 11))
+
+
+# --- losses --------------------------------------------------------------------------
+
+
+def test_loss_landscape_values():
+    x, y = np.meshgrid(np.linspace(-3, 3, 7), np.linspace(-2, 2, 5))
+    np.testing.assert_allclose(plotting.loss_landscape("mse", x, y),
+                               (x - 1) ** 2 + (y + 1) ** 2)
+    ce = -np.log(np.exp(x) / (np.exp(x) + np.exp(y)))
+    np.testing.assert_allclose(plotting.loss_landscape("cross_entropy", x, y), ce,
+                               rtol=1e-12)
+    # extreme activations: exact, no overflow warning
+    assert plotting.loss_landscape("cross_entropy", 0.0, 1000.0) == pytest.approx(1000)
+    assert plotting.loss_landscape("cross_entropy", 1000.0, 0.0) == 0.0
+    with pytest.raises(ValueError, match="kind must be"):
+        plotting.loss_landscape("hinge", x, y)
+
+
+@pytest.mark.parametrize("kind", ["mse", "cross_entropy"])
+def test_loss_landscape_plot(kind):
+    ax = plotting.plot_loss_landscape(kind, resolution=41)
+    assert ax.collections, "no contours drawn"
+    assert len(ax.figure.axes) == 2   # the axes and its colour bar
+    assert ("MSE" in ax.get_title()) == (kind == "mse")
+
+
+def test_margin_losses_lines():
+    m = np.linspace(-5, 5, 101)
+    ax = plotting.plot_margin_losses(m)
+    log_loss, hinge, zero_one = ax.get_lines()
+    np.testing.assert_allclose(log_loss.get_ydata(), np.log1p(np.exp(-m)), rtol=1e-12)
+    np.testing.assert_array_equal(hinge.get_ydata(), np.maximum(0, 1 - m))
+    np.testing.assert_array_equal(zero_one.get_ydata(), (m <= 0).astype(float))
+    # stable for huge margins: ln(1 + e^{1000}) = 1000
+    ax = plotting.plot_margin_losses([-1000.0, 1000.0])
+    assert ax.get_lines()[0].get_ydata().tolist() == [1000.0, 0.0]
+
+
+# --- KL asymmetry -------------------------------------------------------------------
+
+
+def _mixture(grid):
+    return 0.3 * _normal_pdf(grid, -2.0, 0.5) + 0.7 * _normal_pdf(grid, 2.5, 0.8)
+
+
+def test_forward_kl_fit_matches_moments():
+    grid = np.linspace(-8, 10, 3001)
+    fit = plotting.fit_gaussian_by_kl(_mixture(grid), grid, "forward")
+    mean = 0.3 * -2.0 + 0.7 * 2.5
+    var = 0.3 * (0.25 + 4.0) + 0.7 * (0.64 + 6.25) - mean**2
+    assert fit.mu == pytest.approx(mean, abs=1e-6)
+    assert fit.sigma == pytest.approx(math.sqrt(var), rel=1e-6)
+    assert fit.kl > 0
+
+
+def test_reverse_kl_fit_seeks_a_mode_and_minimises_reverse_kl():
+    grid = np.linspace(-8, 10, 1201)
+    p = _mixture(grid)
+    fit = plotting.fit_gaussian_by_kl(p, grid, "reverse")
+    # the heavier, higher mode N(2.5, 0.8^2), slightly widened by nothing else
+    assert fit.mu == pytest.approx(2.5, abs=0.05)
+    assert fit.sigma == pytest.approx(0.8, abs=0.05)
+
+    def reverse_kl(mu, sigma):   # KL(Q || P) on the grid, written out
+        q = _normal_pdf(grid, mu, sigma)
+        q, pp = q / q.sum(), p / p.sum()
+        keep = q > 0
+        return float(np.sum(q[keep] * np.log(q[keep] / pp[keep])))
+
+    assert fit.kl == pytest.approx(reverse_kl(fit.mu, fit.sigma), rel=1e-6)
+    forward = plotting.fit_gaussian_by_kl(p, grid, "forward")
+    assert fit.kl < reverse_kl(forward.mu, forward.sigma)
+    for mu, sigma in [(fit.mu + 0.1, fit.sigma), (fit.mu, fit.sigma * 1.1),
+                      (-2.0, 0.5)]:
+        assert fit.kl <= reverse_kl(mu, sigma)
+
+
+def test_kl_fit_rejects_bad_input():
+    grid = np.linspace(-1, 1, 5)
+    with pytest.raises(ValueError, match="direction"):
+        plotting.fit_gaussian_by_kl(np.ones(5), grid, "sideways")
+    with pytest.raises(ValueError, match="non-negative"):
+        plotting.fit_gaussian_by_kl(-np.ones(5), grid)
+    with pytest.raises(ValueError, match="increasing"):
+        plotting.fit_gaussian_by_kl(np.ones(5), grid[::-1])
+
+
+def test_kl_fits_plot():
+    grid = np.linspace(-8, 10, 601)
+    ax = plotting.plot_kl_fits(grid, _mixture(grid))
+    p, forward, reverse = ax.get_lines()
+    np.testing.assert_allclose(p.get_ydata(), _mixture(grid))
+    fit = plotting.fit_gaussian_by_kl(_mixture(grid), grid, "reverse")
+    np.testing.assert_allclose(reverse.get_ydata(), _normal_pdf(grid, fit.mu, fit.sigma))
+    assert "mode covering" in forward.get_label()
+    assert "mode seeking" in reverse.get_label()
+
+
+# --- calibration ----------------------------------------------------------------------
+
+
+def test_ece_is_zero_when_calibrated():
+    # confidence 0.8: 8 of 10 right; confidence 0.6: 3 of 5 right
+    probs = np.array([[0.8, 0.2]] * 10 + [[0.4, 0.6]] * 5)
+    targets = np.array([0] * 8 + [1] * 2 + [1] * 3 + [0] * 2)
+    assert plotting.expected_calibration_error(probs, targets) == pytest.approx(0, abs=1e-15)
+
+
+def test_ece_hand_computation():
+    probs = np.array([[0.95, 0.05, 0.0], [0.1, 0.85, 0.05], [0.5, 0.3, 0.2],
+                      [0.2, 0.3, 0.5], [0.3, 0.3, 0.4]])
+    targets = np.array([0, 0, 0, 2, 1])
+    # bins of width 0.1: (0.9, 1] {0.95 right}, (0.8, 0.9] {0.85 wrong},
+    # (0.4, 0.5] {0.5 right, 0.5 right}, (0.3, 0.4] {0.4 wrong}
+    expected = (abs(1 - 0.95) + abs(0 - 0.85) + 2 * abs(1 - 0.5) + abs(0 - 0.4)) / 5
+    assert plotting.expected_calibration_error(probs, targets) == pytest.approx(expected)
+    # with one bin: |accuracy - mean confidence|
+    one = abs(3 / 5 - np.mean([0.95, 0.85, 0.5, 0.5, 0.4]))
+    assert plotting.expected_calibration_error(probs, targets, n_bins=1) == pytest.approx(one)
+
+
+def test_ece_bin_edges_are_right_closed():
+    # 0.3 belongs to (0.2, 0.3] even though 0.3 * 10 is 3.0000000000000004
+    probs = np.array([[0.3, 0.3, 0.2, 0.2]])
+    assert plotting.expected_calibration_error(probs, [0]) == pytest.approx(0.7)
+    ax = plotting.plot_reliability_diagram(probs, [0])
+    assert [bar.get_height() for bar in ax.patches][2] == 1.0
+
+
+def test_ece_rejects_bad_input():
+    with pytest.raises(ValueError, match="sum to 1"):
+        plotting.expected_calibration_error([[0.5, 0.6]], [0])
+    with pytest.raises(ValueError, match="targets"):
+        plotting.expected_calibration_error([[0.5, 0.5]], [2])
+    with pytest.raises(ValueError, match="shape"):
+        plotting.expected_calibration_error([[0.5, 0.5]], [0, 1])
+
+
+def test_reliability_diagram_bars_are_bin_accuracies():
+    probs = np.array([[0.95, 0.05], [0.92, 0.08], [0.65, 0.35], [0.3, 0.7]])
+    targets = np.array([0, 1, 0, 0])
+    ax = plotting.plot_reliability_diagram(probs, targets, n_bins=5)
+    heights = [bar.get_height() for bar in ax.patches]
+    assert heights == pytest.approx([0, 0, 0, 0.5, 0.5])   # (0.6, 0.8]: 1 of 2
+    assert [bar.get_x() for bar in ax.patches] == pytest.approx([0, 0.2, 0.4, 0.6, 0.8])
+    # per bin |number right - summed confidence| / n
+    ece = (abs(1 - (0.95 + 0.92)) + abs(1 - (0.65 + 0.7))) / 4
+    assert f"{ece:.3f}" in ax.get_title()
+
+
+# --- oracle and 2-D maps -----------------------------------------------------------
+
+
+def test_oracle_scatter_offsets():
+    task = sn.tasks.unequal_variance()
+
+    def shrunk(x):   # a model halfway between the posterior and uniform
+        return 0.5 * task.posterior(x) + 0.25
+
+    ax = plotting.plot_oracle(task, shrunk, n=200, rng=3)
+    x, _ = task.sample(200, np.random.default_rng(3))
+    posterior = task.posterior(x)
+    assert len(ax.collections) == 2
+    for i, scatter in enumerate(ax.collections):
+        offsets = np.asarray(scatter.get_offsets())
+        np.testing.assert_allclose(offsets[:, 0], posterior[:, i])
+        np.testing.assert_allclose(offsets[:, 1], 0.5 * posterior[:, i] + 0.25)
+    assert ax.get_lines()[0].get_xydata().tolist() == [[0, 0], [1, 1]]
+    with pytest.raises(ValueError, match="shape"):
+        plotting.plot_oracle(task, lambda x: np.ones((len(x), 3)) / 3, n=5)
+
+
+def test_posterior_map_blends_class_colours():
+    means = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    task = sn.GaussianClasses(means, np.stack([np.eye(2)] * 3))
+    ax = plotting.plot_posterior_map(task, limits=[(-2, 5), (-3, 4)], resolution=15,
+                                     samples=30, rng=0)
+    image = ax.images[0].get_array()
+    assert image.shape == (15, 15, 3)
+    # pixel (row i, column j) is at (x1, x2) = (xs[j], ys[i]); isotropic equal
+    # covariances and priors: posterior = softmax(-|x - mu_c|^2 / 2)
+    xs, ys = np.linspace(-2, 5, 15), np.linspace(-3, 4, 15)
+    point = np.array([xs[4], ys[9]])
+    logits = -0.5 * ((point - means) ** 2).sum(axis=1)
+    posterior = np.exp(logits - logits.max())
+    posterior /= posterior.sum()
+    colours = np.array([to_rgb(c) for c in plotting.CLASS_COLORS[:3]])
+    np.testing.assert_allclose(image[9, 4], posterior @ colours, rtol=1e-10)
+    assert len(ax.get_legend().get_texts()) == 3
+    assert len(ax.collections) >= 2   # the contours and the samples
+    with pytest.raises(ValueError, match="two-dimensional"):
+        plotting.plot_posterior_map(sn.tasks.separated())
+
+
+def test_posterior_map_of_a_model_and_default_limits():
+    task = sn.GaussianClasses([[0.0, 0.0], [2.0, 2.0]], np.stack([np.eye(2)] * 2))
+    uniform = lambda x: np.full((len(x), 2), 0.5)   # noqa: E731
+    ax = plotting.plot_posterior_map(task, uniform, resolution=8)
+    assert not ax.collections   # a constant map has no contours
+    low, high = task.support()
+    assert ax.get_xlim() == pytest.approx((low[0], high[0]))
+    mixed = 0.5 * np.array(to_rgb(plotting.CLASS_COLORS[0])) + 0.5 * np.array(
+        to_rgb(plotting.CLASS_COLORS[1]))
+    np.testing.assert_allclose(ax.images[0].get_array()[3, 5], mixed)
