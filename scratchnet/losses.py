@@ -42,7 +42,7 @@ binary case).
 Conventions shared by every loss:
 
 * ``reduction`` is ``"mean"`` (default), ``"sum"`` or ``"none"``, with the
-  semantics of :mod:`torch.nn.functional`.  An empty batch is an error.
+  semantics of ``torch.nn.functional``.  An empty batch is an error.
 * ``<loss>_grad`` takes the same arguments as ``<loss>`` and returns
   :math:`\partial\,\text{loss} / \partial\,\text{(first argument)}`, of the first
   argument's shape.  With ``reduction="none"`` every sample's loss depends only

@@ -66,10 +66,6 @@ def _two_classes(mu1: float, sigma1: float, mu2: float, sigma2: float,
 def separated() -> GaussianClasses:
     r"""The separated task: :math:`\mathcal{N}(0, 1)` vs :math:`\mathcal{N}(3, 1)`.
 
-    Parameters
-    ----------
-    None
-
     Returns
     -------
     GaussianClasses
@@ -87,10 +83,6 @@ def separated() -> GaussianClasses:
 
 def unequal_variance() -> GaussianClasses:
     r"""Unequal variance: :math:`\mathcal{N}(0, 4)` against :math:`\mathcal{N}(1, 1)`.
-
-    Parameters
-    ----------
-    None
 
     Returns
     -------
@@ -110,10 +102,6 @@ def unequal_variance() -> GaussianClasses:
 def sparse_tail() -> GaussianClasses:
     r"""The sparse-tail task: :math:`\mathcal{N}(0, 4)` vs :math:`\mathcal{N}(3, 1)`.
 
-    Parameters
-    ----------
-    None
-
     Returns
     -------
     GaussianClasses
@@ -129,6 +117,11 @@ def sparse_tail() -> GaussianClasses:
     return _two_classes(0.0, 2.0, 3.0, 1.0, "sparse-tail")
 
 
+#: The preset tasks by name: ``"separated"``, ``"unequal-variance"`` and
+#: ``"sparse-tail"``, each mapped to the function that builds it (a fresh
+#: :class:`~scratchnet.gaussian.GaussianClasses` per call; see
+#: :func:`~scratchnet.tasks.get_task`).  The command line's ``--tasks`` takes
+#: these names.
 TASKS: dict[str, Callable[[], GaussianClasses]] = {
     "separated": separated,
     "unequal-variance": unequal_variance,

@@ -1,0 +1,144 @@
+"""Sphinx configuration for the scratchnet documentation.
+
+Build with ``python -m sphinx -W -b html docs docs/_build/html`` (warnings are
+errors; ``tests/test_docs.py`` runs the same command).  No network is needed at
+build time: there is no intersphinx, and MathJax is loaded by the reader's
+browser.
+
+Two small local extensions live in ``setup`` below:
+
+* ``optional-figure``: a figure directive that renders the image when the file
+  exists and a short note saying how to produce it when it does not, so the
+  experiments page builds before ``python -m scratchnet`` has been run and the
+  figures copied to ``docs/_static/experiments/``.
+* a ``missing-reference`` handler that resolves the top-level short names
+  (``scratchnet.cross_entropy``) to the place each object is documented
+  (``scratchnet.losses.cross_entropy``): every object is documented once, in
+  its module, and the short spelling students use still links there.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from docutils.parsers.rst.directives.images import Figure
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))  # document the source tree, installed or not
+os.environ.setdefault("MPLBACKEND", "Agg")  # plotting imports matplotlib headless
+
+import scratchnet  # noqa: E402
+
+# -- Project -----------------------------------------------------------------
+
+project = "scratchnet"
+author = "the scratchnet authors"
+copyright = "the scratchnet authors, MIT licence"
+version = scratchnet.__version__
+release = scratchnet.__version__
+
+# -- General -----------------------------------------------------------------
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "_static", "Thumbs.db", ".DS_Store"]
+nitpicky = False
+default_role = "code"  # `x` in reStructuredText docstrings renders as code
+
+# MyST: $...$ and $$...$$ math, \begin{align} environments, ::: fences.
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_heading_anchors = 3
+
+# autodoc + numpydoc: documented in source order, signatures with type hints.
+autodoc_member_order = "bysource"
+autodoc_typehints = "signature"
+autodoc_preserve_defaults = True
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+# -- HTML --------------------------------------------------------------------
+
+html_theme = "alabaster"
+html_title = f"scratchnet {release}"
+html_static_path = ["_static"]
+html_theme_options = {
+    "description": "A classifier trained with cross-entropy learns the Bayes posterior",
+    "fixed_sidebar": False,
+    "page_width": "1100px",
+    "sidebar_width": "230px",
+}
+html_show_sourcelink = False
+
+
+# -- Local extensions --------------------------------------------------------
+
+
+class OptionalFigure(Figure):
+    """``figure`` that degrades to a note when the image file does not exist.
+
+    The path is resolved like Sphinx resolves image paths: relative to the
+    document, or to the source directory when it starts with ``/``.
+    """
+
+    def run(self) -> list[nodes.Node]:
+        env = self.state.document.settings.env
+        _, filename = env.relfn2path(self.arguments[0], env.docname)
+        if Path(filename).is_file():
+            return super().run()
+        name = Path(filename).name
+        note = nodes.note()
+        note += nodes.paragraph(
+            "",
+            "",
+            nodes.Text("Figure "),
+            nodes.literal(text=name),
+            nodes.Text(
+                " has not been generated yet: run python -m scratchnet and copy "
+                "scratchnet-results/"
+            ),
+            nodes.literal(text=name),
+            nodes.Text(" to docs/_static/experiments/."),
+        )
+        return [note]
+
+
+def _resolve_short_name(
+    app: Any, env: Any, node: Any, contnode: nodes.Node
+) -> nodes.Node | None:
+    """Link ``scratchnet.<name>[.<attr>]`` to where ``<name>`` is documented."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node.get("reftarget", "")
+    parts = target.split(".")
+    if len(parts) < 2 or parts[0] != "scratchnet":
+        return None
+    obj = vars(scratchnet).get(parts[1])  # no lazy import of plotting here
+    module = getattr(obj, "__module__", None)
+    if module is None or not callable(obj):
+        return None
+    canonical = ".".join([module, obj.__qualname__, *parts[2:]])
+    if canonical == target:
+        return None
+    domain = env.get_domain("py")
+    return domain.resolve_xref(
+        env, node["refdoc"], app.builder, node["reftype"], canonical, node, contnode
+    )
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.add_directive("optional-figure", OptionalFigure)
+    app.connect("missing-reference", _resolve_short_name)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,199 @@
+"""The documentation builds with warnings as errors and covers the public API.
+
+One test runs ``python -m sphinx -W -b html docs <tmp>/html`` in a subprocess
+(the command of the README) and then reads the HTML it wrote: every page is
+there, the math reaches MathJax, every public name of every module has its
+entry, and every cross-reference written in the pages resolves to one.  The
+build and the checks share one test so that pytest-xdist never builds twice.
+"""
+
+import importlib
+import inspect
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sphinx")
+pytest.importorskip("numpydoc")
+pytest.importorskip("myst_parser")
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+MODULES = [
+    "softmax",
+    "losses",
+    "gradcheck",
+    "information",
+    "gaussian",
+    "tasks",
+    "layers",
+    "mlp",
+    "optim",
+    "train",
+    "plotting",
+    "experiments",
+    "__main__",
+]
+PAGES = [
+    "index",
+    "derivation",
+    "experiments",
+    "conventions",
+    "notebooks",
+    "performance",
+    "api/index",
+]
+# Cross-references to libraries the docs do not link to (there is no
+# intersphinx: the build needs no network).
+EXTERNAL = ("numpy", "np.", "scipy", "torch", "matplotlib", "plt.", "Axes")
+
+
+class _XrefScanner(HTMLParser):
+    """Collect the text of Python cross-references that are not inside a link."""
+
+    def __init__(self):
+        super().__init__()
+        self.open_tags = []
+        self.unresolved = []
+        self._text = None
+
+    def handle_starttag(self, tag, attrs):
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "code" and "xref" in classes and "py" in classes:
+            if "a" not in self.open_tags:
+                self._text = []
+        self.open_tags.append(tag)
+
+    def handle_endtag(self, tag):
+        if tag in self.open_tags:
+            while self.open_tags.pop() != tag:
+                pass
+        if tag == "code" and self._text is not None:
+            self.unresolved.append("".join(self._text))
+            self._text = None
+
+    def handle_data(self, data):
+        if self._text is not None:
+            self._text.append(data)
+
+
+def _unresolved_xrefs(html: str) -> list:
+    scanner = _XrefScanner()
+    scanner.feed(html)
+    return [t for t in scanner.unresolved if not t.startswith(EXTERNAL)]
+
+
+def _page(module_name: str) -> str:
+    """The API page of a module: its name (``cli`` for ``__main__``)."""
+    return "cli" if module_name == "__main__" else module_name
+
+
+def _module(name: str):
+    # importlib, not attribute access: ``scratchnet.softmax`` is the function.
+    return importlib.import_module(f"scratchnet.{name}")
+
+
+def _is_stub(module) -> bool:
+    return (module.__doc__ or "").startswith("STUB")
+
+
+def _documented_names(module) -> list:
+    """Anchors the module's page must have: its public names and their methods.
+
+    A class's methods include those it inherits from private base classes
+    (an optimiser's ``step``); methods inherited from another public class
+    are documented there.
+    """
+    names = []
+    for name in getattr(module, "__all__", []):
+        obj = getattr(module, name)
+        names.append(f"{module.__name__}.{name}")
+        if not inspect.isclass(obj) or obj.__module__ != module.__name__:
+            continue
+        own = [k for k in obj.__mro__ if k is obj or k.__name__.startswith("_")]
+        for klass in own:
+            for attr, value in vars(klass).items():
+                if attr.startswith("_") or not (getattr(value, "__doc__", "") or "").strip():
+                    continue
+                if callable(value) or isinstance(value, (property, classmethod, staticmethod)):
+                    names.append(f"{module.__name__}.{name}.{attr}")
+    return names
+
+
+def _build(outdir: Path) -> None:
+    cmd = [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(DOCS), str(outdir)]
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    proc = subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    if proc.returncode != 0:
+        pytest.fail(
+            f"the docs build failed (exit code {proc.returncode}):\n"
+            f"{proc.stdout}\n{proc.stderr}",
+            pytrace=False,
+        )
+
+
+def test_docs_build_without_warnings_and_cover_the_api(tmp_path):
+    html = tmp_path / "html"
+    _build(html)
+
+    for page in PAGES + [f"api/{_page(name)}" for name in MODULES]:
+        assert (html / f"{page}.html").is_file(), f"missing page {page}.html"
+
+    derivation = (html / "derivation.html").read_text(encoding="utf-8")
+    assert "mathjax" in derivation.lower(), "the MathJax script is not included"
+    assert derivation.count('class="math notranslate nohighlight"') >= 20
+    assert "\\[" in derivation and "\\(" in derivation, "no MathJax delimiters"
+    for target in (
+        "scratchnet.information.kl_divergence",
+        "scratchnet.information.gibbs_inequality",
+        "scratchnet.information.cross_entropy",
+        "scratchnet.losses.cross_entropy",
+        "scratchnet.softmax.softmax",
+        "scratchnet.gaussian.GaussianClasses.expected_kl",
+        "scratchnet.gaussian.GaussianClasses.population_loss",
+        "scratchnet.gaussian.GaussianClasses.bayes_loss",
+    ):
+        assert f'#{target}"' in derivation, f"the derivation does not link {target}"
+
+    # Every cross-reference in the hand-written pages resolves.
+    for page in PAGES:
+        text = (html / f"{page}.html").read_text(encoding="utf-8")
+        assert _unresolved_xrefs(text) == [], f"unresolved references in {page}.md"
+
+    api_index = (html / "api" / "index.html").read_text(encoding="utf-8")
+    import scratchnet as sn
+
+    for name in sn.__all__:
+        obj = getattr(sn, name)
+        if inspect.ismodule(obj):
+            assert f'href="{name}.html"' in api_index, f"no API page linked for {name}"
+        elif name != "__version__" and not _is_stub(_module(obj.__module__.split(".")[-1])):
+            anchor = f"#{obj.__module__}.{obj.__qualname__}"
+            assert anchor in api_index, f"sn.{name} is not linked from api/index"
+
+    for name in MODULES:
+        module = _module(name)
+        text = (html / "api" / f"{_page(name)}.html").read_text(encoding="utf-8")
+        assert f'id="module-scratchnet.{name}"' in text, f"api/{name} lacks the module"
+        if _is_stub(module):
+            continue
+        missing = [n for n in _documented_names(module) if f'id="{n}"' not in text]
+        assert missing == [], f"api/{name}.html does not document {missing}"
+        assert _unresolved_xrefs(text) == [], f"unresolved references in api/{name}"
+
+
+def test_every_module_has_an_api_page_in_the_toctree():
+    toctree = (DOCS / "api" / "index.rst").read_text(encoding="utf-8")
+    listed = re.findall(r"^   (\w+)$", toctree, flags=re.MULTILINE)
+    assert listed == [_page(name) for name in MODULES]
+    for name in MODULES:
+        page = (DOCS / "api" / f"{_page(name)}.rst").read_text(encoding="utf-8")
+        assert f".. automodule:: scratchnet.{name}\n   :members:" in page
