@@ -713,7 +713,11 @@ class GaussianClasses:
                 \big(\log P(c \mid x) - \log q(c \mid x)\big)\, dx ,
 
         with terms where :math:`P(c \mid x) = 0` counted as 0.  Equals
-        :meth:`population_loss` minus :meth:`bayes_loss`.
+        :meth:`population_loss` minus :meth:`bayes_loss`.  The quadrature
+        is exact to about 1e-10 for smooth models; a ReLU network's output
+        has kinks between nodes, and there the result is accurate to about
+        1% relative (measured: 6.557e-4 against 6.514e-4 nats from a
+        20,000-point trapezoid rule), enough to follow training.
 
         Examples
         --------
