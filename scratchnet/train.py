@@ -64,7 +64,7 @@ class History:
     snapshot_steps : ndarray of int, shape (K,)
         The step counts (number of updates made) at which snapshots were
         taken.
-    snapshot_probs : ndarray of float64, shape (K, n_eval, M), or None
+    snapshot_probs : ndarray of the model's dtype, shape (K, n_eval, M), or None
         ``model.predict_proba(eval_x)`` at each snapshot (None without
         ``eval_x``).
     snapshot_kl : ndarray of float64, shape (K,), or None

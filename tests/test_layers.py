@@ -2,28 +2,11 @@
 
 import numpy as np
 import pytest
+from _support import numerical_grad, rel_error
 from hypothesis import given
 from hypothesis import strategies as st
 
 from scratchnet import layers
-
-
-def numerical_grad(f, x, eps=1e-6):
-    """Central differences of the scalar f() w.r.t. every entry of x (in place)."""
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + eps
-        up = f()
-        x[i] = old - eps
-        down = f()
-        x[i] = old
-        grad[i] = (up - down) / (2 * eps)
-    return grad
-
-
-def rel_error(a, b):
-    return np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b)))
 
 
 @pytest.fixture

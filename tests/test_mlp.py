@@ -2,27 +2,10 @@
 
 import numpy as np
 import pytest
+from _support import numerical_grad, rel_error
 
 import scratchnet as sn
 from scratchnet.losses import _cross_entropy_and_grad_inplace
-
-
-def numerical_grad(f, x, eps=1e-6):
-    """Central differences of the scalar f() w.r.t. every entry of x (in place)."""
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + eps
-        up = f()
-        x[i] = old - eps
-        down = f()
-        x[i] = old
-        grad[i] = (up - down) / (2 * eps)
-    return grad
-
-
-def rel_error(a, b):
-    return np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b)))
 
 
 def forward_by_hand(params, x, activation):
@@ -237,3 +220,75 @@ def test_bad_input_is_rejected():
         sn.MLP(3)
     with pytest.raises(TypeError, match="rng must be"):
         sn.MLP([1, 2], rng="seed")
+
+
+# --- dtype=float32 -------------------------------------------------------------
+
+
+def test_float32_model_keeps_float32_everywhere():
+    model = sn.MLP([3, 8, 5, 4], rng=0, dtype=np.float32)
+    assert model.dtype == np.float32
+    rng = np.random.default_rng(0)
+    x, targets = rng.standard_normal((6, 3)), rng.integers(0, 4, 6)  # float64 input
+    assert model.flat_params.dtype == np.float32 and model.flat_grads.dtype == np.float32
+    assert all(p.dtype == np.float32 for p in model.params.values())
+    assert model.forward(x).dtype == np.float32
+    assert model.predict_proba(x).dtype == np.float32
+    loss, grads = model.loss_and_grads(x, targets)
+    assert type(loss) is float
+    assert all(g.dtype == np.float32 and np.shares_memory(g, model.flat_grads)
+               for g in grads.values())
+    assert model.backward(np.ones((6, 4))) is grads  # float64 dlogits are converted
+    assert all(g.dtype == np.float32 for g in grads.values())
+    assert type(model._loss_and_grads_unchecked(x, targets)) is float
+    work = model._work[6]
+    assert all(a.dtype == np.float32 for a in work.hidden + work.dhidden + work.dpre)
+    assert work.logits.dtype == np.float32
+    # float64 input is rounded to float32 first: the same logits as float32 input
+    np.testing.assert_array_equal(model.forward(x), model.forward(x.astype(np.float32)))
+    assert repr(sn.TwoLayerMLP(2, 3, 2, dtype="float32")) == (
+        "TwoLayerMLP(2, 3, 2, activation='relu', dtype='float32')")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, "float64"])
+def test_float64_is_the_default_and_can_be_named(dtype):
+    model = sn.TwoLayerMLP(2, 3, 2, rng=0, dtype=dtype)
+    assert model.dtype == np.float64 and model.flat_params.dtype == np.float64
+    assert model.forward(np.ones((2, 2), np.float32)).dtype == np.float64
+    np.testing.assert_array_equal(model.flat_params, sn.TwoLayerMLP(2, 3, 2, rng=0).flat_params)
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_float32_model_agrees_with_float64_from_the_same_seed(activation):
+    m64 = sn.MLP([3, 16, 8, 4], activation=activation, rng=11)
+    m32 = sn.MLP([3, 16, 8, 4], activation=activation, rng=11, dtype="float32")
+    # the same float64 draws, rounded once
+    np.testing.assert_array_equal(m32.flat_params, m64.flat_params.astype(np.float32))
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((32, 3)).astype(np.float32)  # exactly representable in both
+    targets = rng.integers(0, 4, 32)
+    m64.flat_params[:] = m32.flat_params  # the very same numbers
+    # the float64 reference, written out independently of scratchnet
+    params64 = {k: p.astype(np.float64) for k, p in m32.params.items()}
+    loss_ref = mean_cross_entropy(forward_by_hand(params64, x.astype(np.float64), activation)[0], targets)
+    loss32, grads32 = m32.loss_and_grads(x, targets)
+    assert loss32 == pytest.approx(loss_ref, rel=1e-5)
+    loss64, grads64 = m64.loss_and_grads(x.astype(np.float64), targets)
+    assert loss64 == pytest.approx(loss_ref, rel=1e-12)
+    for k in grads64:  # the float64 gradients are checked by central differences above
+        g64 = grads64[k]
+        np.testing.assert_allclose(grads32[k], g64, rtol=1e-4, atol=1e-5 * np.abs(g64).max(), err_msg=k)
+    np.testing.assert_allclose(m32.predict_proba(x), m64.predict_proba(x), rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype, error", [
+    (np.float16, ValueError), ("float16", ValueError), (np.int64, ValueError),
+    (np.longdouble, ValueError), ("double precision", TypeError), (None, TypeError),
+    (32, TypeError),
+])
+def test_bad_dtype_is_rejected(dtype, error):
+    match = r"dtype must be np\.float32 or np\.float64 \(or 'float32', 'float64'\); got "
+    with pytest.raises(error, match=match):
+        sn.MLP([2, 3, 2], dtype=dtype)
+    with pytest.raises(error, match=match):
+        sn.TwoLayerMLP(2, 3, 2, dtype=dtype)

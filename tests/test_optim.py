@@ -177,3 +177,61 @@ def test_bad_params_and_grads_are_rejected():
         opt.step({"w": np.zeros(2), "b": np.zeros(2)})
     with pytest.raises(TypeError, match=r"grads\['w'\] must be a real ndarray"):
         opt.step({"w": [0.0, 0.0], "b": np.zeros(1)})
+
+
+# --- float32 parameters --------------------------------------------------------
+
+OPTIMISERS = [
+    ("sgd", lambda p: sn.SGD(p, 0.1), dict(momentum=0.0, weight_decay=0.0)),
+    ("sgd momentum+decay", lambda p: sn.SGD(p, 0.1, momentum=0.9, weight_decay=0.01),
+     dict(momentum=0.9, weight_decay=0.01)),
+    ("adam", lambda p: sn.Adam(p, lr=0.01, betas=(0.8, 0.95), eps=1e-3, weight_decay=0.1),
+     dict(beta1=0.8, beta2=0.95, eps=1e-3, weight_decay=0.1)),
+]
+
+
+@pytest.mark.parametrize("layout", ["separate", "flat"])
+@pytest.mark.parametrize("name, make, hyper", OPTIMISERS)
+def test_float32_parameters_stay_float32_and_follow_the_formulas(layout, name, make, hyper):
+    rng = np.random.default_rng(3)
+    if layout == "flat":
+        model = sn.MLP([3, 2], rng=0, dtype=np.float32)
+        model.flat_params[:] = rng.standard_normal(model.flat_params.size)
+        params = model.params
+    else:
+        model = None
+        params = {k: p.astype(np.float32) for k, p in separate_params(rng).items()}
+    start = {k: p.astype(np.float64) for k, p in params.items()}
+    grads = [{k: g.astype(np.float32) for k, g in gs.items()} for gs in two_gradients(rng, params)]
+    opt = make(params)
+    assert (opt._flat is not None) == (layout == "flat")
+    for g in grads:
+        opt.step(as_model_grads(model, g) if model else g)
+    assert all(s.dtype == np.float32 for s in opt._flat_slots)  # the optimiser's state
+    for k, p in params.items():
+        assert p.dtype == np.float32
+        gs = [g[k].astype(np.float64) for g in grads]
+        if name == "adam":
+            expected = adam_by_hand(start[k], gs, 0.01, **hyper)
+        else:
+            expected = sgd_by_hand(start[k], gs, 0.1, **hyper)
+        np.testing.assert_allclose(p, expected, rtol=1e-5, atol=1e-6)  # float32 rounding
+
+
+@pytest.mark.parametrize("name, make, hyper", OPTIMISERS)
+def test_float32_steps_allocate_no_temporaries(name, make, hyper):
+    """Scalar coefficients must not promote the in-place updates to float64
+    (which NumPy would compute through buffers of float64 temporaries)."""
+    tracemalloc = pytest.importorskip("tracemalloc")
+    model = sn.MLP([100, 200, 10], rng=0, dtype=np.float32)  # 22,210 parameters
+    model.flat_grads[:] = np.random.default_rng(0).standard_normal(model.flat_grads.size)
+    opt = make(model.params)
+    opt.step(model.grads)  # the first step (SGD's momentum buffer is copied)
+    tracemalloc.start()
+    try:
+        opt.step(model.grads)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4096, peak  # a float32 copy of the parameters would be 88,840 bytes
+    assert model.flat_params.dtype == np.float32

@@ -7,29 +7,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from _support import CHAPTERS
 
 import scratchnet as sn
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "scratchnet"
 
-# The chapters in reading order: a module may import only those before it.
-ORDER = [
-    "_validation",
-    "softmax",
-    "losses",
-    "gradcheck",
-    "information",
-    "gaussian",
-    "tasks",
-    "layers",
-    "mlp",
-    "optim",
-    "train",
-    "plotting",
-    "experiments",
-    "__main__",
-]
+ORDER = CHAPTERS
 
 
 def test_version_is_a_string():

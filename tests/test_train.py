@@ -261,3 +261,27 @@ def test_labels_out_of_range_from_a_sampler_are_rejected():
 
     with pytest.raises(ValueError, match=r"labels c from the sampler must be integers in \[0, 2\); got -1"):
         sn.train(sn.TwoLayerMLP(1, 4, 2, rng=0), sampler, steps=3, batch_size=4, lr=0.1)
+
+
+@pytest.mark.parametrize("optimizer, lr", [("sgd", 0.1), ("adam", 1e-2)])
+def test_a_float32_model_learns_the_posterior_and_stays_float32(task, optimizer, lr):
+    model = sn.TwoLayerMLP(1, 64, 2, rng=0, dtype=np.float32)
+    flat = model.flat_params
+    eval_x = np.linspace(-2.0, 5.0, 8)
+    history = sn.train(model, task, steps=500, batch_size=64, lr=lr, optimizer=optimizer,
+                       rng=1, snapshot_steps=[500], eval_x=eval_x)
+    assert model.flat_params is flat and flat.dtype == np.float32
+    assert all(p.dtype == np.float32 for p in model.params.values())
+    assert history.losses.dtype == np.float64 and np.isfinite(history.losses).all()
+    kl = task.expected_kl(model.predict_proba)  # the task's float64 posterior as reference
+    assert kl < 0.05, kl
+    assert history.snapshot_kl[-1] == pytest.approx(kl, rel=1e-9)
+    np.testing.assert_allclose(history.snapshot_probs[-1], task.posterior(eval_x), atol=0.1)
+    # the same run in float64 ends in the same place, up to float32 rounding
+    model64 = sn.TwoLayerMLP(1, 64, 2, rng=0)
+    sn.train(model64, task, steps=500, batch_size=64, lr=lr, optimizer=optimizer, rng=1)
+    np.testing.assert_allclose(model.predict_proba(eval_x), model64.predict_proba(eval_x), atol=1e-3)
+    # a fixed float64 dataset works too (batches are converted to float32)
+    x, c = task.sample(256, np.random.default_rng(2))
+    sn.train(model, (x, c), steps=5, batch_size=64, lr=lr, optimizer=optimizer, rng=3)
+    assert model.flat_params.dtype == np.float32

@@ -1,0 +1,44 @@
+"""Helpers shared by several test files (not tests themselves)."""
+
+import numpy as np
+
+# The modules in reading order: each may import only those before it.
+CHAPTERS = [
+    "_validation",
+    "softmax",
+    "losses",
+    "gradcheck",
+    "information",
+    "gaussian",
+    "tasks",
+    "layers",
+    "mlp",
+    "optim",
+    "train",
+    "plotting",
+    "experiments",
+    "__main__",
+]
+
+
+def numerical_grad(f, x, eps=1e-6):
+    """Central differences of the scalar f() w.r.t. every entry of x (in place).
+
+    Written here, independently of ``scratchnet.gradcheck``, so that the
+    backward passes are checked against code that is not under test.
+    """
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        up = f()
+        x[i] = old - eps
+        down = f()
+        x[i] = old
+        grad[i] = (up - down) / (2 * eps)
+    return grad
+
+
+def rel_error(a, b):
+    """Largest relative error, with a floor of 1e-8 in the denominator."""
+    return np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b)))
