@@ -242,6 +242,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     -------
     int
         0 on success; 1 if a run failed (argument errors exit with 2).
+
+    Examples
+    --------
+    A short run of one task and recipe into a temporary folder:
+
+    >>> import tempfile
+    >>> from scratchnet.__main__ import main
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     main(["--tasks", "separated", "--recipes", "textbook", "--steps", "50",
+    ...           "--jobs", "1", "--quiet", "--out", out])
+    0
     """
     args = build_parser().parse_args(argv)
     tasks = list(dict.fromkeys(args.tasks or DEFAULT_TASKS))

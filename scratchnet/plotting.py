@@ -488,7 +488,24 @@ def plot_margin_losses(margins: Any = None, *, ax: Optional[Axes] = None) -> Axe
 
 
 class GaussianFit(NamedTuple):
-    r"""A Gaussian :math:`N(\mu, \sigma^2)` fitted to a density, and the KL reached."""
+    r"""A Gaussian :math:`N(\mu, \sigma^2)` fitted to a density, and the KL reached.
+
+    Returned by :func:`fit_gaussian_by_kl`.
+
+    Parameters
+    ----------
+    mu, sigma : float
+        The mean and standard deviation of the fitted Gaussian.
+    kl : float
+        The divergence the fit minimised, in nats.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> fit = sn.plotting.GaussianFit(mu=0.0, sigma=1.0, kl=0.25)
+    >>> fit.sigma
+    1.0
+    """
 
     mu: float
     sigma: float

@@ -107,6 +107,19 @@ class History:
         -------
         dict
             Keys as the fields, plus ``"steps"``; arrays become nested lists.
+
+        Examples
+        --------
+        >>> import json
+        >>> import scratchnet as sn
+        >>> model = sn.TwoLayerMLP(1, 8, 2, rng=0)
+        >>> history = sn.train(model, sn.tasks.separated(), steps=5, batch_size=16,
+        ...                    lr=0.1, rng=0)
+        >>> record = history.to_dict()
+        >>> record["steps"], len(record["losses"])
+        (5, 5)
+        >>> sn.History.from_dict(json.loads(json.dumps(record))).steps
+        5
         """
 
         def plain(a: np.ndarray | None) -> Any:

@@ -1,6 +1,7 @@
 """The package as a whole: its public API, its docstrings and its import order."""
 
 import ast
+import importlib
 import inspect
 import subprocess
 import sys
@@ -60,24 +61,45 @@ def test_imports_flow_one_way(module):
     assert imported <= allowed, f"{module} imports later modules: {imported - allowed}"
 
 
-def _public_callables():
-    seen = {}
-    for name in sn.__all__:
-        obj = getattr(sn, name)
-        if inspect.isfunction(obj) or inspect.isclass(obj):
-            seen[name] = obj
-    return sorted(seen.items())
+def _public_objects():
+    """Every public function, class and method, in the module that defines it."""
+    found = []
+    for module_name in ORDER:
+        if module_name == "_validation":
+            continue
+        module = importlib.import_module(f"scratchnet.{module_name}")
+        for name, obj in vars(module).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+                continue
+            if inspect.isfunction(obj):
+                found.append((f"{module_name}.{name}", obj))
+            elif inspect.isclass(obj):
+                found.append((f"{module_name}.{name}", obj))
+                for attr, member in vars(obj).items():
+                    if not attr.startswith("_") and inspect.isfunction(member):
+                        found.append((f"{module_name}.{name}.{attr}", member))
+    return found
 
 
-@pytest.mark.parametrize("name, obj", _public_callables())
+def _takes_arguments(func) -> bool:
+    params = list(inspect.signature(func).parameters)
+    return bool(params[1:] if params[:1] == ["self"] else params)
+
+
+@pytest.mark.parametrize("name, obj", _public_objects(), ids=lambda v: str(v))
 def test_public_docstrings_follow_numpydoc(name, obj):
+    """Parameters (when there are any), Returns, and Examples that run as doctests."""
     doc = inspect.getdoc(obj) or ""
-    for section in ("Parameters", "Examples"):
-        assert f"\n{section}\n---" in doc, f"{name} lacks a {section} section"
-    if inspect.isfunction(obj):
-        assert "\nReturns\n---" in doc, f"{name} lacks a Returns section"
-        hints = obj.__annotations__
-        assert "return" in hints, f"{name} has no return type hint"
+    assert "\nExamples\n---" in doc, f"{name} lacks an Examples section"
+    if inspect.isclass(obj):
+        assert "\nParameters\n---" in doc or "\nAttributes\n---" in doc, (
+            f"{name} lacks a Parameters (or Attributes) section"
+        )
+        return
+    if _takes_arguments(obj):
+        assert "\nParameters\n---" in doc, f"{name} lacks a Parameters section"
+    assert "\nReturns\n---" in doc or "\nYields\n---" in doc, f"{name} lacks Returns"
+    assert "return" in obj.__annotations__, f"{name} has no return type hint"
 
 
 @pytest.mark.parametrize("module", [m for m in ORDER if not m.startswith("_")])
