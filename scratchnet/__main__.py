@@ -97,7 +97,8 @@ def _epilog() -> str:
         "convergence.<format>, summary.csv and summary.md (every snapshot).\n\n"
         f"The default run ({len(TASKS)} tasks x {' and '.join(DEFAULT_RECIPES)}, "
         f"{len(TASKS) * len(DEFAULT_RECIPES)} runs) takes about "
-        f"{_DEFAULT_RUN_TIME} on 2 cores\n(the original code: about 180 s); "
+        f"{_DEFAULT_RUN_TIME} on 2 cores\n(the original code: about "
+        f"{experiments.ORIGINAL_SECONDS_PER_SETTING * len(TASKS):.0f} s); "
         "--steps 1000 takes a few seconds.")
 
 

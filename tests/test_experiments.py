@@ -115,7 +115,7 @@ def test_original_recipe_counts_training_points_in_the_tail():
 def test_covering_recipe_runs_and_its_floor_is_the_training_bayes_loss():
     result = experiments.run("unequal-variance", "covering", steps=40, seed=0)
     assert [row["step"] for row in result.rows] == [10, 20, 40]
-    # 40 batches of 64 fresh inputs, about 5% past the last crossing x = 2.848:
+    # 40 batches of 64 fresh inputs, about 23% past the last crossing x = 2.848:
     # half of U(-6, 9) gives 0.5 * 6.152 / 15, half of P(X) 0.5 * 0.0548
     assert result.extra["n_train"] == 40 * 64
     assert 0.18 < result.extra["n_tail"] / 2560 < 0.29
