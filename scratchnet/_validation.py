@@ -33,7 +33,11 @@ def _where(mask: np.ndarray) -> str:
 
 
 def float_dtype(dtype: np.dtype) -> np.dtype:
-    """The floating dtype computations run in: float32/float64 kept, else float64."""
+    """The floating dtype computations run in.
+
+    float32, float64 and longdouble are kept, float16 becomes float32, and
+    everything else (integers, booleans) float64.
+    """
     if dtype == np.float32 or dtype == np.float64 or dtype == np.longdouble:
         return np.dtype(dtype)
     if dtype == np.float16:
@@ -196,11 +200,9 @@ def check_distribution(
     totals = p.sum(axis=axis)
     off = ~(np.abs(totals - 1.0) <= atol)
     if np.any(off):
-        total = np.asarray(totals)[off].flat[0] if np.ndim(totals) else float(totals)
-        where = _where(off) if np.ndim(totals) else ""
         raise ValueError(
             f"{name} must sum to 1 along axis {axis} (within {atol:g}); "
-            f"got a sum of {total:.10g}{where}"
+            f"got a sum of {np.asarray(totals)[off].flat[0]:.10g}{_where(off)}"
         )
 
 
@@ -232,3 +234,8 @@ def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
         f"{name} must be a numpy.random.Generator, an integer seed or None; "
         f"got {type(rng).__name__}"
     )
+
+
+def unwrap(out: np.ndarray) -> Any:
+    """A 0-d result becomes a NumPy scalar; arrays are returned as they are."""
+    return out[()] if out.ndim == 0 else out

@@ -65,7 +65,9 @@ from ._validation import (
     check_distribution,
     check_positive_int,
     check_scalar,
+    unwrap,
 )
+from .information import _sum_over_support
 from .softmax import logsumexp, sigmoid
 
 __all__ = ["GaussianClasses", "two_gaussian_posterior"]
@@ -123,13 +125,6 @@ class _Rule(NamedTuple):
     log_posterior: np.ndarray  # (K, M) at the nodes
     posterior: np.ndarray      # (K, M)
     monte_carlo: bool
-
-
-def _masked_sum(p: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Row sums of ``p * values`` over the entries where ``p > 0`` (0 log 0 = 0)."""
-    out = np.zeros(p.shape)
-    np.multiply(p, values, out=out, where=p > 0)
-    return out.sum(axis=-1)
 
 
 class GaussianClasses:
@@ -219,7 +214,6 @@ class GaussianClasses:
         self._mu = means.reshape(m, d)
         self._chol = chol
         self._sd = chol[:, 0, 0].copy() if d == 1 else None       # 1-D fast path
-        self._mu1 = self._mu[:, 0].copy()
         self._cum = np.cumsum(priors)[:-1]                 # inverse-CDF for c
         # w_c(x) = A_c x - b_c with A_c = L_c^{-1}, so ||w_c||^2 = Mahalanobis^2.
         self._a = np.linalg.inv(chol)
@@ -465,7 +459,7 @@ class GaussianClasses:
         if self._sd is not None:
             x = rng.standard_normal(n)
             x *= self._sd.take(c)
-            x += self._mu1.take(c)
+            x += self._mu[:, 0].take(c)
             return x.reshape(n, 1), c
         z = rng.standard_normal((n, self.dim))
         return self._mu[c] + np.einsum("nij,nj->ni", self._chol[c], z), c
@@ -625,7 +619,7 @@ class GaussianClasses:
         0.6931
         """
         rule = self._rule(n_samples, rng)
-        values = -_masked_sum(rule.posterior, rule.log_posterior)
+        values = -_sum_over_support(rule.posterior, rule.log_posterior, axis=1)[:, 0]
         return self._expect(rule, values, return_stderr)
 
     def bayes_accuracy(
@@ -731,7 +725,8 @@ class GaussianClasses:
         """
         rule = self._rule(n_samples, rng)
         log_q = self._model_log_probs(predict_proba, rule)
-        values = _masked_sum(rule.posterior, rule.log_posterior - log_q)
+        log_ratio = rule.log_posterior - log_q
+        values = _sum_over_support(rule.posterior, log_ratio, axis=1)[:, 0]
         return self._expect(rule, values, return_stderr)
 
     def population_loss(
@@ -769,7 +764,8 @@ class GaussianClasses:
         """
         rule = self._rule(n_samples, rng)
         log_q = self._model_log_probs(predict_proba, rule)
-        return self._expect(rule, -_masked_sum(rule.posterior, log_q), return_stderr)
+        values = -_sum_over_support(rule.posterior, log_q, axis=1)[:, 0]
+        return self._expect(rule, values, return_stderr)
 
     # -- geometry -------------------------------------------------------------------
 
@@ -1045,4 +1041,4 @@ def two_gaussian_posterior(
         r = 0.5 * (diff * total * s) * s
     r += math.log(sigma1 / sigma2) + math.log((1.0 - prior1) / prior1)
     out = sigmoid(-r).reshape(x.shape).astype(x.dtype, copy=False)
-    return out[()] if out.ndim == 0 else out
+    return unwrap(out)

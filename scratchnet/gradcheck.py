@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._validation import as_float_array, check_scalar
+from ._validation import as_float_array, check_same_shape, check_scalar
 
 __all__ = ["gradient_check", "numerical_gradient"]
 
@@ -153,10 +153,7 @@ def gradient_check(f: Callable[[np.ndarray], Any],
     point = as_float_array(x, "x", allow_inf=False)
     analytic = grad(np.array(point, dtype=np.float64)) if callable(grad) else grad
     analytic = as_float_array(analytic, "grad")
-    if analytic.shape != point.shape:
-        raise ValueError(
-            f"grad must have the same shape as x {point.shape}; got {analytic.shape}"
-        )
+    check_same_shape(point, analytic, "x", "grad")
     numeric = numerical_gradient(f, point, eps)
     error = np.abs(analytic - numeric)
     error /= np.maximum(np.abs(analytic) + np.abs(numeric), floor)

@@ -75,6 +75,7 @@ from ._validation import (
     check_same_shape,
     check_scalar,
     normalize_axis,
+    unwrap,
 )
 from .softmax import logsumexp
 
@@ -111,16 +112,11 @@ def _log_base(base: Any) -> float | None:
     return float(np.log(value))
 
 
-def _unwrap(out: np.ndarray) -> Any:
-    """A 0-d result becomes a NumPy scalar; arrays are returned as they are."""
-    return out[()] if out.ndim == 0 else out
-
-
 def _finish(total: np.ndarray, axis: int, ln_base: float | None) -> Any:
     """Convert nats to the unit of the base, then drop the summed ``axis``."""
     if ln_base is not None:
         total = total / total.dtype.type(ln_base)  # typed: float32 stays float32
-    return _unwrap(np.squeeze(total, axis=axis))
+    return unwrap(np.squeeze(total, axis=axis))
 
 
 def _log(x: np.ndarray) -> np.ndarray:
@@ -195,11 +191,10 @@ def _own_frame(x: np.ndarray, axis: int, ndim: int) -> tuple[np.ndarray, int]:
     return x, own
 
 
-def _log_of_distribution(x: Any, name: str, axis: int, ndim: int) -> np.ndarray:
-    """Check ``x`` holds distributions along ``axis``; return its log."""
+def _check_distribution(x: np.ndarray, name: str, axis: int, ndim: int) -> None:
+    """Check ``x`` holds distributions along ``axis`` (indices in its own shape)."""
     own, own_axis = _own_frame(x, axis, ndim)
     check_distribution(own, name, own_axis, atol=_ATOL)
-    return _log(x)
 
 
 def _check_log_distribution(log_q: np.ndarray, name: str, axis: int, ndim: int) -> None:
@@ -219,8 +214,9 @@ def _prepare(p: Any, q: Any, log_q: Any, axis: Any, p_name: str = "p",
              q_name: str = "q") -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Validate ``p`` and exactly one of ``q``, ``log_q``.
 
-    Returns ``p``, ``log p`` and ``log q``, each viewed with the broadcast
-    number of dimensions, and the outcome axis as a non-negative int.
+    Returns ``p`` and ``log q``, each viewed with the broadcast number of
+    dimensions, and the outcome axis as a non-negative int (callers that
+    need ``log p`` take ``_log(p)``).
     """
     lq_name = f"log_{q_name}"
     if (q is None) == (log_q is None):
@@ -231,14 +227,14 @@ def _prepare(p: Any, q: Any, log_q: Any, axis: Any, p_name: str = "p",
     other = as_float_array(q if log_q is None else log_q, other_name,
                            check_nan=log_q is not None)
     ndim, axis = _outcome_axis({p_name: p.shape, other_name: other.shape}, axis)
-    log_p = _log_of_distribution(p, p_name, axis, ndim)
+    _check_distribution(p, p_name, axis, ndim)
     if log_q is None:
-        log_other = _log_of_distribution(other, other_name, axis, ndim)
+        _check_distribution(other, other_name, axis, ndim)
+        log_other = _log(other)
     else:
         _check_log_distribution(other, other_name, axis, ndim)
         log_other = other
-    p, log_p, log_other = (_pad(x, ndim) for x in (p, log_p, log_other))
-    return p, log_p, log_other, axis
+    return _pad(p, ndim), _pad(log_other, ndim), axis
 
 
 # --------------------------------------------------------------------------
@@ -281,7 +277,8 @@ def entropy(p: Any, *, base: float | None = None, axis: int = -1) -> Any:
     ln_base = _log_base(base)
     p = as_float_array(p, "p", check_nan=False)
     ndim, axis = _outcome_axis({"p": p.shape}, axis)
-    s = _sum_over_support(p, _log_of_distribution(p, "p", axis, ndim), axis)
+    _check_distribution(p, "p", axis, ndim)
+    s = _sum_over_support(p, _log(p), axis)
     return _finish(np.subtract(0, s), axis, ln_base)  # 0 - s: never -0.0
 
 
@@ -327,7 +324,7 @@ def cross_entropy(p: Any, q: Any = None, *, log_q: Any = None,
     400.0000
     """
     ln_base = _log_base(base)
-    p, _, log_q, axis = _prepare(p, q, log_q, axis)
+    p, log_q, axis = _prepare(p, q, log_q, axis)
     return _finish(np.subtract(0, _sum_over_support(p, log_q, axis)), axis, ln_base)
 
 
@@ -379,7 +376,8 @@ def kl_divergence(p: Any, q: Any = None, *, log_q: Any = None,
     inf
     """
     ln_base = _log_base(base)
-    p, log_p, log_q, axis = _prepare(p, q, log_q, axis)
+    p, log_q, axis = _prepare(p, q, log_q, axis)
+    log_p = _log(p)
     return _finish(_sum_over_support(p, _log_ratio(p, log_p, log_q), axis), axis,
                    ln_base)
 
@@ -480,7 +478,8 @@ def gibbs_inequality(p: Any, q: Any = None, *, log_q: Any = None,
     True
     """
     ln_base = _log_base(base)
-    p, log_p, log_q, axis = _prepare(p, q, log_q, axis)
+    p, log_q, axis = _prepare(p, q, log_q, axis)
+    log_p = _log(p)
     h_pq = np.subtract(0, _sum_over_support(p, log_q, axis))
     h_p = np.subtract(0, _sum_over_support(p, log_p, axis))
     gap = _sum_over_support(p, _log_ratio(p, log_p, log_q), axis)
@@ -544,7 +543,8 @@ def expected_kl(p_cond: Any, q_cond: Any, weights: Any, *,
             f"row of p_cond; got shape {w.shape}"
         )
     check_distribution(w, "weights", 0, atol=_ATOL)
-    p, log_p, log_q, _ = _prepare(p_arr, q_arr, None, -1, "p_cond", "q_cond")
+    p, log_q, _ = _prepare(p_arr, q_arr, None, -1, "p_cond", "q_cond")
+    log_p = _log(p)
     kl = _sum_over_support(p, _log_ratio(p, log_p, log_q), 1)  # (n, 1)
     total = _sum_over_support(w[:, None], kl, 0)  # w = 0 rows skipped: no 0 * inf
     return _finish(total[0], 0, ln_base)
@@ -575,7 +575,7 @@ def nats_to_bits(x: Any) -> Any:
     1.4427
     """
     x = as_float_array(x, "x")
-    return _unwrap(x / x.dtype.type(_LN2))
+    return unwrap(x / x.dtype.type(_LN2))
 
 
 def bits_to_nats(x: Any) -> Any:
@@ -598,4 +598,4 @@ def bits_to_nats(x: Any) -> Any:
     5.5452
     """
     x = as_float_array(x, "x")
-    return _unwrap(x * x.dtype.type(_LN2))
+    return unwrap(x * x.dtype.type(_LN2))

@@ -337,20 +337,17 @@ def _target_weights(inp: _CrossEntropyInputs) -> np.ndarray:
     return a
 
 
-def _cross_entropy(inp: _CrossEntropyInputs, *, want_grad: bool,
-                   out: np.ndarray | None = None):
+def _cross_entropy(inp: _CrossEntropyInputs, *, want_grad: bool):
     r"""Loss and (optionally) gradient from one pass of ``exp``: the shared kernel.
 
-    With :math:`z = f - \max f` (the only (N, M) temporary, which becomes the
-    gradient), :math:`T_j = \sum_i e^{z_{ji}}` and :math:`\log q = z - \log T`:
+    With :math:`z = f - \max f` (an (N, M) temporary that becomes the
+    gradient; smoothing or probability targets need two more),
+    :math:`T_j = \sum_i e^{z_{ji}}` and :math:`\log q = z - \log T`:
 
     * index targets, no smoothing: :math:`\ell_j = w_{t_j} (\log T_j - z_{j t_j})`;
     * otherwise :math:`\ell_j = -\sum_i a_{ji} \log q_{ji}
       = A_j \log T_j - \sum_i a_{ji} z_{ji}` (two non-negative terms);
     * gradient :math:`s\,(q_j A_j - a_j)`, formed in place in ``z``.
-
-    ``out`` (float, of the logits' shape, possibly the logits themselves)
-    receives ``z`` and then the gradient, for a caller that reuses a buffer.
     """
     x, t, p, w, eps, reduction = inp
     n = x.shape[0]
@@ -360,7 +357,7 @@ def _cross_entropy(inp: _CrossEntropyInputs, *, want_grad: bool,
     denominator = _mean_denominator(reduction, w_t, n)
     m = _row_max(x, 1, "logits", allow_posinf=False)
     with np.errstate(over="ignore"):
-        z = np.subtract(x, m, out=out)
+        z = np.subtract(x, m)
     if fast:
         z_t = z[rows, t]
     else:

@@ -27,8 +27,10 @@ know them:
 * **Work arrays are reused.**  The hidden activations of the last
   ``forward`` are kept (that is the cache ``backward`` needs) in buffers
   allocated once per batch size, and ``backward`` writes each gradient into
-  its view of ``flat_grads`` (``np.matmul(..., out=...)``): no allocation in
-  the hot loop.  Consequently the dict ``backward`` returns is the same
+  its view of ``flat_grads`` (``np.matmul(..., out=...)``): no array the size
+  of the parameters or of the activations is allocated in the hot loop (small
+  temporaries remain, such as ReLU's mask and per-row loss vectors).
+  Consequently the dict ``backward`` returns is the same
   object every time and is overwritten by the next ``backward``: copy it to
   keep it.
 """

@@ -141,8 +141,6 @@ class _Optimizer:
                                  f"{p.shape}; got {g.shape}")
             arrays.append(g)
         flat = _flat_base(arrays) if self._flat is not None else None
-        if flat is not None and flat.shape != self._flat.shape:
-            flat = None
         self._checked = (tuple(arrays), flat)
         return flat
 

@@ -46,6 +46,7 @@ from ._validation import (
     check_no_nan,
     check_positive_int,
     normalize_axis,
+    unwrap,
 )
 
 __all__ = ["log_sigmoid", "log_softmax", "logsumexp", "one_hot", "sigmoid", "softmax"]
@@ -113,7 +114,7 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     -------
     ndarray
         ``x``'s shape without ``axis`` (or with length 1 there if
-        ``keepdims``); float32 for float32 input, float64 otherwise.
+        ``keepdims``); float32 stays float32, integers give float64.
 
     Notes
     -----
@@ -144,7 +145,7 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     out += m
     if not keepdims:
         out = np.squeeze(out, axis=axis)
-    return out[()] if out.ndim == 0 else out
+    return unwrap(out)
 
 
 def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
@@ -211,8 +212,7 @@ def _log_softmax_rows(
         np.subtract(x, m, out=out)
     e = np.exp(out, out=None if scratch is None else scratch[: out.shape[0]])
     total = e.sum(axis=axis, keepdims=True)
-    if out.size:
-        _check_some_finite(total == 0, "x", axis)
+    _check_some_finite(total == 0, "x", axis)
     out -= np.log(total)
 
 
@@ -256,8 +256,7 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
         e = np.subtract(x, m)
     np.exp(e, out=e)
     total = e.sum(axis=axis, keepdims=True)
-    if x.size:
-        _check_some_finite(total == 0, "x", axis)
+    _check_some_finite(total == 0, "x", axis)
     e /= total
     return e
 
@@ -295,7 +294,7 @@ def sigmoid(x: Any) -> np.ndarray:
     out = np.where(x >= 0, 1.0, e)
     e += 1.0
     out /= e
-    return out[()] if out.ndim == 0 else out
+    return unwrap(out)
 
 
 def log_sigmoid(x: Any) -> np.ndarray:
@@ -327,7 +326,7 @@ def log_sigmoid(x: Any) -> np.ndarray:
     x = as_float_array(x, "x")
     out = np.minimum(x, 0.0)
     out -= np.log1p(np.exp(-np.abs(x)))
-    return out[()] if out.ndim == 0 else out
+    return unwrap(out)
 
 
 def one_hot(targets: Any, num_classes: int) -> np.ndarray:

@@ -167,7 +167,7 @@ class History:
 def _check_batch(x: Any, c: Any, model: MLP, source: str
                  ) -> Tuple[np.ndarray, np.ndarray]:
     """Cheap per-batch checks for the MLP fast path (shapes, dtypes, label range)."""
-    if not (isinstance(x, np.ndarray) and x.dtype == np.float64):
+    if not (isinstance(x, np.ndarray) and x.dtype.kind == "f"):
         x = as_float_array(x, f"x from the {source}")
     d, m = model.sizes[0], model.sizes[-1]
     if x.ndim == 1 and d == 1:
@@ -232,6 +232,7 @@ def _batches(data: Any, model: Any, batch_size: int, rng: np.random.Generator
                              f"got {batch_size}")
         if fast:
             x, c = _check_batch(x, c, model, "dataset")
+            x = x.astype(model.dtype, copy=False)  # once, not every batch
         return _epochs(x, c, batch_size, rng), None
     if hasattr(data, "sample"):
         # scratchnet's own tasks always return float64 (n, D) inputs and int64
@@ -345,7 +346,8 @@ def train(
     model : MLP or any model
         Anything with ``.params``, ``.loss_and_grads(x, targets)`` and
         ``.predict_proba(x)``; an :class:`scratchnet.MLP` (or
-        :class:`scratchnet.TwoLayerMLP`) runs the fast, allocation-free path.
+        :class:`scratchnet.TwoLayerMLP`) runs the fast path, which reuses the
+        model's buffers and checks the data once instead of every step.
     data : task, (x, c) or callable
         Where the batches come from:
 

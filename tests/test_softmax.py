@@ -280,3 +280,11 @@ def test_non_numeric_input_is_rejected(func, bad):
 def test_an_empty_class_axis_is_rejected(func):
     with pytest.raises(ValueError, match=r"x must have at least one entry along axis 1"):
         func(np.zeros((2, 0)))
+
+
+@pytest.mark.parametrize("shape", [(40001, 3), (70000, 1), (3, 70000)])
+def test_log_softmax_over_many_cache_blocks_matches_a_direct_formula(shape):
+    """Large inputs go through several row blocks and a partial last one."""
+    x = np.random.default_rng(5).normal(scale=3.0, size=shape)
+    expected = x - np.log(np.exp(x).sum(axis=-1, keepdims=True))  # moderate x: safe
+    np.testing.assert_allclose(sn.log_softmax(x), expected, rtol=1e-12, atol=1e-12)

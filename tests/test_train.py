@@ -28,7 +28,7 @@ def test_training_on_the_separated_task_reaches_the_posterior(task):
                            snapshot_steps=[100, 1000])
         kls.append(history.snapshot_kl[-1])
         gaps.append(history.losses[-500:].mean() - bayes)
-        # independent check of the recorded KL: the model's own expected KL now
+        # the last snapshot is taken after the last update (not an independent check)
         assert history.snapshot_kl[-1] == pytest.approx(task.expected_kl(model.predict_proba), rel=1e-9)
     assert sum(kl < 0.01 for kl in kls) >= 4, kls
     assert max(abs(g) for g in gaps) < 0.02, gaps
