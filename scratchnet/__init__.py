@@ -12,15 +12,18 @@ The modules read in order, like chapters; each imports only those above it.
                      sigmoid, log_sigmoid, one_hot
 ``losses``           nll_loss, cross_entropy, binary cross-entropy, MSE, each
                      with its gradient w.r.t. the model's outputs
+``objectives``       loss objects (a loss beside its gradient), by name
 ``gradcheck``        numerical_gradient, gradient_check (central differences)
 ``information``      entropy, cross-entropy of distributions, KL divergence,
                      Gibbs' inequality, expected KL
 ``gaussian``         GaussianClasses: P(X, C), its Bayes posterior, Bayes loss
 ``tasks``            the three experimental settings as named presets
-``layers``           forward/backward pairs: linear, relu, tanh
-``mlp``              TwoLayerMLP and MLP built from the layers
-``optim``            SGD and Adam
-``train``            the training loop and its History
+``layers``           forward/backward pairs: linear, relu, tanh, softmax,
+                     log_softmax
+``mlp``              TwoLayerMLP and MLP: the chain of the layer pairs
+``optim``            Optimizer, SGD and Adam: one update rule each
+``history``          History: what a training run records
+``train``            train_step (forward, backward, update) and train
 ``plotting``         the figures (imported on first use: it needs matplotlib)
 ``experiments``      the reproduction, shared by the CLI and the notebooks
 ===================  ===========================================================
@@ -39,9 +42,21 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from . import gaussian, gradcheck, information, layers, losses, mlp, optim, tasks
+from . import (
+    gaussian,
+    gradcheck,
+    history,
+    information,
+    layers,
+    losses,
+    mlp,
+    objectives,
+    optim,
+    tasks,
+)
 from .gaussian import GaussianClasses, two_gaussian_posterior
 from .gradcheck import gradient_check, numerical_gradient
+from .history import History
 from .information import (
     bits_to_nats,
     entropy,
@@ -62,11 +77,14 @@ from .losses import (
     nll_loss_grad,
 )
 from .mlp import MLP, TwoLayerMLP
-from .optim import SGD, Adam
+from .objectives import get_loss
+from .optim import SGD, Adam, Optimizer
 from .softmax import log_sigmoid, log_softmax, logsumexp, one_hot, sigmoid, softmax
-from .train import History, train
+from .train import train, train_step
 
 _LAZY_MODULES = ("plotting", "experiments")
+
+from . import fast  # noqa: E402  (after the chapters it is pinned to)
 
 
 def __getattr__(name: str) -> Any:
@@ -82,6 +100,7 @@ __all__ = [
     "Adam",
     "GaussianClasses",
     "History",
+    "Optimizer",
     "TwoLayerMLP",
     "__version__",
     "binary_cross_entropy_with_logits",
@@ -92,10 +111,13 @@ __all__ = [
     "cross_entropy_grad",
     "entropy",
     "expected_kl",
+    "fast",
     "gaussian",
+    "get_loss",
     "gibbs_inequality",
     "gradcheck",
     "gradient_check",
+    "history",
     "information",
     "kl_divergence",
     "layers",
@@ -110,11 +132,13 @@ __all__ = [
     "nll_loss",
     "nll_loss_grad",
     "numerical_gradient",
+    "objectives",
     "one_hot",
     "optim",
     "sigmoid",
     "softmax",
     "tasks",
     "train",
+    "train_step",
     "two_gaussian_posterior",
 ]

@@ -1,4 +1,4 @@
-r"""Layers as forward/backward pairs: linear, ReLU and tanh.
+r"""Layers as forward/backward pairs: linear, ReLU, tanh, softmax and log-softmax.
 
 A network is a chain of simple functions, and backpropagation is the chain rule
 applied link by link, from the loss back to the inputs.  Each layer here is a
@@ -27,85 +27,39 @@ linear layer :math:`\text{out} = x W + b` with :math:`x` of shape
     \frac{\partial L}{\partial b} = \sum_{n} \text{dout}_{n,:} ;
 
 the elementwise activations multiply ``dout`` by their derivative,
-:math:`\mathbf{1}[x > 0]` for ReLU and :math:`1 - \tanh^2(x)` for tanh.
+:math:`\mathbf{1}[x > 0]` for ReLU and :math:`1 - \tanh^2(x)` for tanh.  The
+softmax pair closes the chain: ``log_softmax_forward`` followed by the
+negative log-likelihood is the cross-entropy, and chaining their backward
+passes gives its famous gradient :math:`q - \text{one\_hot}(c)` (a test
+checks exactly that).
 
-The backward functions accept ``out=`` buffers so a training loop can write
-gradients into preallocated (even shared) memory instead of allocating new
-arrays at every step.  Shapes are checked; values are not scanned for NaN (a
-NaN propagates to the loss, where the training loop reports it).
+Every function returns new arrays and checks shapes, not values (a NaN
+propagates to the loss, where the training loop reports it).  The
+engine in :mod:`scratchnet.fast` runs the same arithmetic into preallocated
+buffers; tests pin it to these functions.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Tuple
 
 import numpy as np
 
-from ._validation import as_float_array
+from ._validation import as_float_array, normalize_axis
+from .softmax import log_softmax, softmax
 
 __all__ = [
     "linear_backward",
     "linear_forward",
+    "log_softmax_backward",
+    "log_softmax_forward",
     "relu_backward",
     "relu_forward",
+    "softmax_backward",
+    "softmax_forward",
     "tanh_backward",
     "tanh_forward",
 ]
-
-Buffers = Tuple[Optional[np.ndarray], Optional[np.ndarray], Optional[np.ndarray]]
-
-
-# --- the unchecked kernels (the mathematics; the models call these) ----------
-
-
-def _linear(x: np.ndarray, W: np.ndarray, b: np.ndarray, out=None) -> np.ndarray:
-    """``x @ W + b`` written into ``out`` (allocated when None)."""
-    if x.shape[1] == 1:  # one input feature: x W is an outer product, and a
-        out = np.multiply(x, W, out=out)  # broadcast beats BLAS at K = 1
-    else:
-        out = np.matmul(x, W, out=out)
-    out += b
-    return out
-
-
-def _linear_param_grads(
-    dout: np.ndarray, x: np.ndarray, dW=None, db=None
-) -> Tuple[np.ndarray, np.ndarray]:
-    """``dW = x.T @ dout`` and ``db = dout.sum(axis=0)``, into the given buffers."""
-    dW = np.matmul(x.T, dout, out=dW)
-    db = np.add.reduce(dout, axis=0, out=db)
-    return dW, db
-
-
-def _linear_input_grad(dout: np.ndarray, W: np.ndarray, dx=None) -> np.ndarray:
-    """``dx = dout @ W.T``, into ``dx``."""
-    return np.matmul(dout, W.T, out=dx)
-
-
-def _relu(x: np.ndarray, out=None) -> np.ndarray:
-    """``max(x, 0)`` elementwise."""
-    return np.maximum(x, 0.0, out=out)
-
-
-def _relu_grad(dout: np.ndarray, relu_out: np.ndarray, out=None) -> np.ndarray:
-    """``dout * 1[x > 0]``, read off the ReLU's output (``x > 0`` iff ``out > 0``)."""
-    return np.multiply(dout, relu_out > 0.0, out=out)
-
-
-def _tanh(x: np.ndarray, out=None) -> np.ndarray:
-    """``tanh(x)`` elementwise."""
-    return np.tanh(x, out=out)
-
-
-def _tanh_grad(dout: np.ndarray, tanh_out: np.ndarray, out=None) -> np.ndarray:
-    """``dout * (1 - tanh(x)^2)`` from the tanh's output (``out`` is not ``dout``)."""
-    d = np.multiply(tanh_out, tanh_out, out=out)
-    np.subtract(1.0, d, out=d)
-    d *= dout
-    return d
-
-
-# --- shape checks shared by the public functions -----------------------------
 
 
 def _as_matrix(x: Any, name: str) -> np.ndarray:
@@ -126,15 +80,14 @@ def _check_dout(dout: Any, shape: tuple, what: str) -> np.ndarray:
     return dout
 
 
-def _check_cache(cache: Any, length: int, layer: str) -> None:
-    if not isinstance(cache, tuple) or len(cache) != length:
-        raise TypeError(
-            f"cache must be the tuple returned by {layer}_forward; got "
-            f"{type(cache).__name__}"
-        )
+def _check_cache(cache: Any, kind: type, layer: str, length: int = 0) -> None:
+    if not isinstance(cache, kind) or (length and len(cache) != length):
+        what = "array" if kind is np.ndarray else kind.__name__
+        raise TypeError(f"cache must be the {what} returned by {layer}_forward; "
+                        f"got {type(cache).__name__}")
 
 
-# --- the public forward/backward pairs -----------------------------------------
+# --- linear -------------------------------------------------------------------
 
 
 def linear_forward(x: Any, W: Any, b: Any) -> Tuple[np.ndarray, tuple]:
@@ -173,24 +126,20 @@ def linear_forward(x: Any, W: Any, b: Any) -> Tuple[np.ndarray, tuple]:
     >>> out
     array([[1.5, 1.5]])
     """
-    x = _as_matrix(x, "x")
-    W = _as_matrix(W, "W")
+    x, W = _as_matrix(x, "x"), _as_matrix(W, "W")
     b = as_float_array(b, "b", check_nan=False)
     if W.shape[0] != x.shape[1]:
-        raise ValueError(
-            f"W must have {x.shape[1]} rows (one per input feature of x, shape "
-            f"{x.shape}); got shape {W.shape}"
-        )
+        raise ValueError(f"W must have {x.shape[1]} rows (one per input feature of x, "
+                         f"shape {x.shape}); got shape {W.shape}")
     if b.shape != (W.shape[1],):
-        raise ValueError(
-            f"b must have shape ({W.shape[1]},) (one per column of W); got {b.shape}"
-        )
-    return _linear(x, W, b), (x, W)
+        raise ValueError(f"b must have shape ({W.shape[1]},) (one per column of W); "
+                         f"got {b.shape}")
+    out = x @ W + b
+    return out, (x, W)
 
 
-def linear_backward(
-    dout: Any, cache: tuple, *, out: Buffers | None = None
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def linear_backward(dout: Any, cache: tuple
+                    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Gradients of the affine layer :math:`\text{out} = x W + b`.
 
     Parameters
@@ -199,9 +148,6 @@ def linear_backward(
         :math:`\partial L / \partial \text{out}`, the upstream gradient.
     cache : tuple
         ``(x, W)`` from :func:`linear_forward`.
-    out : tuple of three ndarrays or None, optional
-        Buffers ``(dx, dW, db)`` of shapes (N, in), (in, out), (out,) to write
-        the gradients into (any entry may be None: allocate it).
 
     Returns
     -------
@@ -226,7 +172,7 @@ def linear_backward(
         \frac{\partial L}{\partial b_k} = \sum_n \text{dout}_{nk} .
 
     The bias gradient sums over the batch because the same :math:`b` is
-    added to every row.  Gradients are *written*, never accumulated.
+    added to every row.
 
     Examples
     --------
@@ -236,12 +182,16 @@ def linear_backward(
     >>> dx, dW.ravel(), db
     (array([[1., 3.]]), array([1., 2.]), array([1.]))
     """
-    _check_cache(cache, 2, "linear")
+    _check_cache(cache, tuple, "linear", 2)
     x, W = cache
     dout = _check_dout(dout, (x.shape[0], W.shape[1]), "layer's output")
-    dx, dW, db = (None, None, None) if out is None else out
-    dW, db = _linear_param_grads(dout, x, dW, db)
-    return _linear_input_grad(dout, W, dx), dW, db
+    dx = dout @ W.T
+    dW = x.T @ dout
+    db = dout.sum(axis=0)
+    return dx, dW, db
+
+
+# --- elementwise activations -----------------------------------------------------
 
 
 def relu_forward(x: Any) -> Tuple[np.ndarray, np.ndarray]:
@@ -257,8 +207,7 @@ def relu_forward(x: Any) -> Tuple[np.ndarray, np.ndarray]:
     out : ndarray, same shape as ``x``
         :math:`\max(x, 0)`.
     cache : ndarray
-        ``out`` itself: :math:`x > 0` exactly where :math:`\text{out} > 0`,
-        so the output is all the backward pass needs.
+        ``x``, whose sign the backward pass needs.
 
     Examples
     --------
@@ -268,12 +217,10 @@ def relu_forward(x: Any) -> Tuple[np.ndarray, np.ndarray]:
     array([0., 0., 2.])
     """
     x = as_float_array(x, "x", check_nan=False)
-    out = _relu(x)
-    return out, out
+    return np.maximum(x, 0.0), x
 
 
-def relu_backward(dout: Any, cache: np.ndarray, *, out: np.ndarray | None = None
-                  ) -> np.ndarray:
+def relu_backward(dout: Any, cache: np.ndarray) -> np.ndarray:
     r"""Gradient of the ReLU: pass ``dout`` where the input was positive, else 0.
 
     Parameters
@@ -281,9 +228,7 @@ def relu_backward(dout: Any, cache: np.ndarray, *, out: np.ndarray | None = None
     dout : array_like, same shape as the layer's output
         :math:`\partial L / \partial \text{out}`.
     cache : ndarray
-        The output of :func:`relu_forward`.
-    out : ndarray, optional
-        Buffer for the result (may be ``dout`` itself: computed in place).
+        The input saved by :func:`relu_forward`.
 
     Returns
     -------
@@ -298,7 +243,8 @@ def relu_backward(dout: Any, cache: np.ndarray, *, out: np.ndarray | None = None
 
     At the kink :math:`x = 0` the derivative is taken as 0 (the PyTorch
     convention); finite differences straddling 0 disagree there, so
-    gradient checks choose inputs away from it.
+    gradient checks choose inputs away from it.  An inactive unit passes
+    exactly 0, whatever ``dout`` holds (even NaN or infinity).
 
     Examples
     --------
@@ -307,11 +253,9 @@ def relu_backward(dout: Any, cache: np.ndarray, *, out: np.ndarray | None = None
     >>> sn.layers.relu_backward([5.0, 5.0, 5.0], cache)
     array([0., 0., 5.])
     """
-    if not isinstance(cache, np.ndarray):
-        raise TypeError("cache must be the array returned by relu_forward; got "
-                        f"{type(cache).__name__}")
+    _check_cache(cache, np.ndarray, "relu")
     dout = _check_dout(dout, cache.shape, "ReLU's output")
-    return _relu_grad(dout, cache, out=out)
+    return np.where(cache > 0, dout, 0.0).astype(dout.dtype, copy=False)
 
 
 def tanh_forward(x: Any) -> Tuple[np.ndarray, np.ndarray]:
@@ -337,13 +281,11 @@ def tanh_forward(x: Any) -> Tuple[np.ndarray, np.ndarray]:
     >>> out
     array([0., 1.])
     """
-    x = as_float_array(x, "x", check_nan=False)
-    out = _tanh(x)
+    out = np.tanh(as_float_array(x, "x", check_nan=False))
     return out, out
 
 
-def tanh_backward(dout: Any, cache: np.ndarray, *, out: np.ndarray | None = None
-                  ) -> np.ndarray:
+def tanh_backward(dout: Any, cache: np.ndarray) -> np.ndarray:
     r"""Gradient of tanh: ``dout * (1 - tanh(x)**2)``.
 
     Parameters
@@ -352,8 +294,6 @@ def tanh_backward(dout: Any, cache: np.ndarray, *, out: np.ndarray | None = None
         :math:`\partial L / \partial \text{out}`.
     cache : ndarray
         The output of :func:`tanh_forward`.
-    out : ndarray, optional
-        Buffer for the result (may be ``dout`` itself).
 
     Returns
     -------
@@ -375,11 +315,146 @@ def tanh_backward(dout: Any, cache: np.ndarray, *, out: np.ndarray | None = None
     >>> sn.layers.tanh_backward([2.0, 2.0], cache)
     array([2., 0.])
     """
-    if not isinstance(cache, np.ndarray):
-        raise TypeError("cache must be the array returned by tanh_forward; got "
-                        f"{type(cache).__name__}")
+    _check_cache(cache, np.ndarray, "tanh")
     dout = _check_dout(dout, cache.shape, "tanh's output")
-    if out is not None and np.may_share_memory(out, dout):
-        # The kernel would overwrite dout before reading it; ufuncs handle overlap.
-        return np.multiply(dout, 1.0 - cache * cache, out=out)
-    return _tanh_grad(dout, cache, out=out)
+    return dout * (1.0 - cache * cache)
+
+
+# --- scores to probabilities --------------------------------------------------------
+
+
+def softmax_forward(x: Any, axis: int = -1) -> Tuple[np.ndarray, tuple]:
+    r"""Softmax along ``axis`` (:func:`scratchnet.softmax`), keeping its output.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., M)
+        Logits.
+    axis : int, default -1
+        The class axis.
+
+    Returns
+    -------
+    probs : ndarray, same shape as ``x``
+        :math:`q_i = e^{x_i} / \sum_j e^{x_j}`.
+    cache : tuple
+        ``(probs, axis)``.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> probs, cache = sn.layers.softmax_forward([[0.0, np.log(3.0)]])
+    >>> probs
+    array([[0.25, 0.75]])
+    """
+    probs = softmax(x, axis=axis)
+    return probs, (probs, normalize_axis(axis, probs.ndim))
+
+
+def softmax_backward(dout: Any, cache: tuple) -> np.ndarray:
+    r"""Softmax gradient: :math:`q \odot (\text{dout} - \sum_i \text{dout}_i q_i)`.
+
+    Parameters
+    ----------
+    dout : array_like, same shape as the probabilities
+        :math:`\partial L / \partial q`.
+    cache : tuple
+        From :func:`softmax_forward`.
+
+    Returns
+    -------
+    dx : ndarray, same shape as ``dout``
+        :math:`\partial L / \partial x`.
+
+    Notes
+    -----
+    The Jacobian is :math:`\partial q_i / \partial x_k = q_i (\delta_{ik} - q_k)`,
+    so
+
+    .. math::
+
+        \frac{\partial L}{\partial x_k} = \sum_i \text{dout}_i\, q_i (\delta_{ik} - q_k)
+            = q_k \Bigl(\text{dout}_k - \sum_i \text{dout}_i\, q_i\Bigr) .
+
+    Adding a constant to ``dout`` changes nothing: the softmax cannot move
+    all probabilities up at once.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> probs, cache = sn.layers.softmax_forward([[0.0, 0.0]])
+    >>> sn.layers.softmax_backward([[1.0, 0.0]], cache)
+    array([[ 0.25, -0.25]])
+    """
+    _check_cache(cache, tuple, "softmax", 2)
+    probs, axis = cache
+    dout = _check_dout(dout, probs.shape, "softmax's output")
+    return probs * (dout - np.sum(dout * probs, axis=axis, keepdims=True))
+
+
+def log_softmax_forward(x: Any, axis: int = -1) -> Tuple[np.ndarray, tuple]:
+    r"""Log-softmax along ``axis`` (:func:`scratchnet.log_softmax`), keeping its output.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., M)
+        Logits.
+    axis : int, default -1
+        The class axis.
+
+    Returns
+    -------
+    log_probs : ndarray, same shape as ``x``
+        :math:`\log q_i = x_i - \operatorname{logsumexp}(x)`.
+    cache : tuple
+        ``(log_probs, axis)``.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> log_probs, cache = sn.layers.log_softmax_forward([[0.0, 0.0]])
+    >>> log_probs.round(4)
+    array([[-0.6931, -0.6931]])
+    """
+    log_probs = log_softmax(x, axis=axis)
+    return log_probs, (log_probs, normalize_axis(axis, log_probs.ndim))
+
+
+def log_softmax_backward(dout: Any, cache: tuple) -> np.ndarray:
+    r"""Gradient of the log-softmax: :math:`\text{dout} - q \sum_i \text{dout}_i`.
+
+    Parameters
+    ----------
+    dout : array_like, same shape as the log-probabilities
+        :math:`\partial L / \partial \log q`.
+    cache : tuple
+        From :func:`log_softmax_forward`.
+
+    Returns
+    -------
+    dx : ndarray, same shape as ``dout``
+        :math:`\partial L / \partial x`.
+
+    Notes
+    -----
+    Since :math:`\partial \log q_i / \partial x_k = \delta_{ik} - q_k`,
+
+    .. math::
+
+        \frac{\partial L}{\partial x_k} = \text{dout}_k - q_k \sum_i \text{dout}_i .
+
+    The negative log-likelihood of class :math:`c` has
+    :math:`\text{dout} = -\text{one\_hot}(c)` (summing to -1), so the chain
+    gives :math:`q - \text{one\_hot}(c)`: cross-entropy's gradient.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> log_probs, cache = sn.layers.log_softmax_forward([[0.0, np.log(3.0)]])
+    >>> sn.layers.log_softmax_backward([[-1.0, 0.0]], cache)   # NLL of class 0
+    array([[-0.75,  0.75]])
+    """
+    _check_cache(cache, tuple, "log_softmax", 2)
+    log_probs, axis = cache
+    dout = _check_dout(dout, log_probs.shape, "log-softmax's output")
+    return dout - np.exp(log_probs) * np.sum(dout, axis=axis, keepdims=True)

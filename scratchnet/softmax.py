@@ -52,11 +52,6 @@ from ._validation import (
 __all__ = ["log_sigmoid", "log_softmax", "logsumexp", "one_hot", "sigmoid", "softmax"]
 
 
-#: Entries per block when ``log_softmax`` works through rows: 512 KiB of
-#: float64, small enough for the block's passes to stay in the CPU cache.
-_BLOCK = 1 << 16
-
-
 def _row_max(x: np.ndarray, axis: int, name: str, *, allow_posinf: bool) -> np.ndarray:
     """The largest entry of each slice along ``axis`` (keepdims), made a safe shift.
 
@@ -169,12 +164,9 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     Computed as ``(x - m) - log(sum(exp(x - m)))`` with :math:`m` the maximum
     of each slice, so it is finite wherever the logit is finite, even when
     the probability itself underflows (``log(softmax(x))`` would give
-    ``-inf`` there).  Along the last axis the rows are processed in blocks of
-    about 512 KiB, so that ``x - m``, its exponential and their sum are
-    formed in cache: the only array of ``x``'s size that is allocated is the
-    result, and ``x`` is read twice (``scipy.special.log_softmax`` allocates
-    three such arrays).  A slice of only ``-inf`` and any ``+inf`` or NaN
-    are rejected with ``ValueError``.
+    ``-inf`` there).  A slice of only ``-inf`` and any ``+inf`` or NaN are
+    rejected with ``ValueError``.  :func:`scratchnet.fast.log_softmax`
+    computes the same numbers in cache-sized blocks, with less memory.
 
     Examples
     --------
@@ -187,33 +179,11 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     x = as_float_array(x, "x", check_nan=False)
     axis = normalize_axis(axis, x.ndim)
     m = _row_max(x, axis, "x", allow_posinf=False)
-    if axis != x.ndim - 1:
-        out = np.empty_like(x)
-        _log_softmax_rows(x, m, out, axis=axis)
-        return out
-    # Rows along the last axis: work through cache-sized blocks of rows (each
-    # block is still one vectorised computation; the loop is over blocks).
-    m_rows = x.shape[-1]
-    out = np.empty(x.shape, dtype=x.dtype)
-    x2, m2, out2 = x.reshape(-1, m_rows), m.reshape(-1, 1), out.reshape(-1, m_rows)
-    rows = max(1, _BLOCK // m_rows)
-    scratch = np.empty((min(rows, x2.shape[0]), m_rows), dtype=x.dtype)
-    for start in range(0, x2.shape[0], rows):
-        block = slice(start, start + rows)
-        _log_softmax_rows(x2[block], m2[block], out2[block], axis=1, scratch=scratch)
-    return out
-
-
-def _log_softmax_rows(
-    x: np.ndarray, m: np.ndarray, out: np.ndarray, *, axis: int, scratch: Any = None
-) -> None:
-    """Write ``(x - m) - log(sum(exp(x - m)))`` into ``out``; ``m`` is the row max."""
     with np.errstate(over="ignore"):
-        np.subtract(x, m, out=out)
-    e = np.exp(out, out=None if scratch is None else scratch[: out.shape[0]])
-    total = e.sum(axis=axis, keepdims=True)
+        shifted = np.subtract(x, m)  # the largest logit of each slice is now 0
+    total = np.exp(shifted).sum(axis=axis, keepdims=True)  # in [1, M]
     _check_some_finite(total == 0, "x", axis)
-    out -= np.log(total)
+    return shifted - np.log(total)
 
 
 def softmax(x: Any, axis: int = -1) -> np.ndarray:

@@ -1,8 +1,13 @@
-r"""The training loop: mini-batch gradient descent on the cross-entropy, recorded.
+r"""Training: forward, backward, update -- one step, then many, recorded.
 
-Each step draws a mini-batch :math:`(x_j, c_j)_{j=1}^{B}`, computes the mean
-cross-entropy and its gradient by backpropagation, and lets the optimiser
-move the parameters:
+One step of mini-batch gradient descent is three lines (:func:`train_step`):
+
+.. code-block:: python
+
+    loss, grads = model.loss_and_grads(x, targets)   # forward, loss, backward
+    optimizer.step(grads)                            # update
+
+With the mean cross-entropy of a batch :math:`(x_j, c_j)_{j=1}^{B}`,
 
 .. math::
 
@@ -16,12 +21,11 @@ unbiased estimate of the population loss
 :math:`H(C \mid X)` (the Bayes loss) by exactly the expected KL divergence
 :math:`\mathbb E_x\, \mathrm{KL}(P(C \mid x) \,\|\, q(C \mid x))`.  So the
 loss curve falling to the Bayes loss *is* the model's posterior approaching
-the Bayes posterior, and :func:`train` records both: the loss of every step
-and, at chosen steps, the model's probabilities and its expected KL.
-
-The loop validates its inputs once and then calls the model's and the
-optimiser's unchecked fast paths (for a :class:`scratchnet.MLP`), so a step of
-a small network costs tens of microseconds.
+the Bayes posterior.  :func:`train` runs the steps and records both: the
+loss of every step and, at chosen steps, the model's probabilities and its
+expected KL.  Where the batches come from, the learning-rate schedule, the
+snapshots, the callback and the progress line all live around the step,
+never inside it.
 """
 
 from __future__ import annotations
@@ -29,8 +33,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, Sequence, Tuple, Union
+from typing import Any, Callable, Iterator, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -41,146 +44,81 @@ from ._validation import (
     check_positive_int,
     check_scalar,
 )
-from .gaussian import GaussianClasses
-from .mlp import MLP
+from .history import History
 from .optim import SGD, Adam
 
-__all__ = ["History", "train"]
+__all__ = ["History", "train", "train_step"]
 
 Batches = Iterator[Tuple[np.ndarray, np.ndarray]]
 _PROGRESS_EVERY = 0.2  # seconds between progress-line updates
 
 
-@dataclass
-class History:
-    r"""What a training run recorded: the loss curve and the snapshots.
+def train_step(model: Any, optimizer: Any, x: Any, targets: Any, *,
+               loss: Any = None) -> float:
+    r"""One step of gradient descent: forward, loss and gradient, backward, update.
 
     Parameters
     ----------
-    losses : ndarray of float64, shape (T,)
-        The mini-batch loss of every step, in nats (``losses[t]`` was
-        computed before update ``t + 1``).  ``T`` is the number of steps
-        done (fewer than asked if a callback stopped the run).
-    snapshot_steps : ndarray of int, shape (K,)
-        The step counts (number of updates made) at which snapshots were
-        taken.
-    snapshot_probs : ndarray of the model's dtype, shape (K, n_eval, M), or None
-        ``model.predict_proba(eval_x)`` at each snapshot (None without
-        ``eval_x``).
-    snapshot_kl : ndarray of float64, shape (K,), or None
-        ``task.expected_kl(model.predict_proba)`` at each snapshot, in nats
-        (None without a task).
-    eval_x : ndarray or None
-        The inputs of ``snapshot_probs``.
-    elapsed : float
-        Wall-clock seconds spent in the loop (snapshots included).
-    stopped_early : bool
-        True if the callback ended the run.
+    model : MLP or any model
+        Anything with ``loss_and_grads(x, targets[, loss=...])`` returning the
+        loss and a dict of gradients.
+    optimizer : Optimizer
+        Built on (some of) ``model.params``.
+    x, targets : array_like
+        One batch.
+    loss : str or Loss, optional
+        Passed on to ``model.loss_and_grads``; None leaves the model's default.
+
+    Returns
+    -------
+    float
+        The batch's loss before the update.
 
     Examples
     --------
     >>> import scratchnet as sn
-    >>> h = sn.History(losses=np.array([0.7, 0.5]), snapshot_steps=np.array([2]),
-    ...                snapshot_probs=None, snapshot_kl=np.array([0.01]),
-    ...                eval_x=None, elapsed=0.001)
-    >>> h.steps, h.to_dict()["snapshot_kl"]
-    (2, [0.01])
+    >>> model = sn.TwoLayerMLP(1, 8, 2, rng=0)
+    >>> opt = sn.SGD(model.params, lr=0.1)
+    >>> first = sn.train_step(model, opt, [0.0, 3.0], [0, 1])
+    >>> second = sn.train_step(model, opt, [0.0, 3.0], [0, 1])
+    >>> bool(second < first)
+    True
     """
-
-    losses: np.ndarray
-    snapshot_steps: np.ndarray
-    snapshot_probs: np.ndarray | None
-    snapshot_kl: np.ndarray | None
-    eval_x: np.ndarray | None
-    elapsed: float
-    stopped_early: bool = False
-
-    @property
-    def steps(self) -> int:
-        """The number of steps done, ``len(losses)``."""
-        return len(self.losses)
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The record as plain lists, floats and None (JSON-serialisable).
-
-        Returns
-        -------
-        dict
-            Keys as the fields, plus ``"steps"``; arrays become nested lists.
-
-        Examples
-        --------
-        >>> import json
-        >>> import scratchnet as sn
-        >>> model = sn.TwoLayerMLP(1, 8, 2, rng=0)
-        >>> history = sn.train(model, sn.tasks.separated(), steps=5, batch_size=16,
-        ...                    lr=0.1, rng=0)
-        >>> record = history.to_dict()
-        >>> record["steps"], len(record["losses"])
-        (5, 5)
-        >>> sn.History.from_dict(json.loads(json.dumps(record))).steps
-        5
-        """
-
-        def plain(a: np.ndarray | None) -> Any:
-            return None if a is None else np.asarray(a).tolist()
-
-        return {
-            "steps": self.steps,
-            "losses": plain(self.losses),
-            "snapshot_steps": plain(self.snapshot_steps),
-            "snapshot_probs": plain(self.snapshot_probs),
-            "snapshot_kl": plain(self.snapshot_kl),
-            "eval_x": plain(self.eval_x),
-            "elapsed": float(self.elapsed),
-            "stopped_early": bool(self.stopped_early),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Dict[str, Any]) -> History:
-        """Rebuild a History from :meth:`to_dict`'s output (e.g. read from JSON).
-
-        Parameters
-        ----------
-        d : dict
-            As returned by :meth:`to_dict`.
-
-        Returns
-        -------
-        History
-        """
-
-        def array(key: str, dtype: Any = np.float64) -> np.ndarray | None:
-            return None if d.get(key) is None else np.asarray(d[key], dtype=dtype)
-
-        return cls(losses=array("losses"),
-                   snapshot_steps=array("snapshot_steps", np.int64),
-                   snapshot_probs=array("snapshot_probs"),
-                   snapshot_kl=array("snapshot_kl"), eval_x=array("eval_x"),
-                   elapsed=float(d["elapsed"]),
-                   stopped_early=bool(d.get("stopped_early", False)))
+    if loss is None:
+        value, grads = model.loss_and_grads(x, targets)  # forward, loss, backward
+    else:
+        value, grads = model.loss_and_grads(x, targets, loss=loss)
+    optimizer.step(grads)  # update
+    return float(value)
 
 
 # --- where the batches come from --------------------------------------------
 
 
-def _check_batch(x: Any, c: Any, model: MLP, source: str
-                 ) -> Tuple[np.ndarray, np.ndarray]:
-    """Cheap per-batch checks for the MLP fast path (shapes, dtypes, label range)."""
-    if not (isinstance(x, np.ndarray) and x.dtype.kind == "f"):
-        x = as_float_array(x, f"x from the {source}")
-    d, m = model.sizes[0], model.sizes[-1]
+def _check_inputs(x: Any, model: Any, name: str) -> np.ndarray:
+    """``x`` as (n, D) for a model with D inputs (when it says D)."""
+    x = as_float_array(x, name, allow_inf=False)
+    sizes = getattr(model, "sizes", None)
+    if sizes is None:
+        return x
+    d = sizes[0]
     if x.ndim == 1 and d == 1:
         x = x.reshape(-1, 1)
     if x.ndim != 2 or x.shape[1] != d:
-        raise ValueError(f"x from the {source} must have shape (n, {d}) for this "
-                         f"model; got shape {x.shape}")
-    if not (isinstance(c, np.ndarray) and c.dtype.kind in "iu" and c.size
-            and c.min() >= 0 and c.max() < m):
+        raise ValueError(f"{name} must have shape (n, {d}) for this model; "
+                         f"got shape {x.shape}")
+    return x
+
+
+def _check_batch(x: Any, c: Any, model: Any, source: str) -> Tuple[np.ndarray, Any]:
+    """Check a batch against the model's inputs and outputs, naming its source."""
+    x, c = _check_inputs(x, model, f"x from the {source}"), np.asarray(c)
+    m = max(getattr(model, "sizes", (2,))[-1], 2)
+    if c.dtype.kind in "iub":
         c = as_class_indices(c, m, f"labels c from the {source}")
-    if c.shape != (x.shape[0],):
-        raise ValueError(f"labels c from the {source} must have shape "
-                         f"({x.shape[0]},), one per row of x; got {c.shape}")
+    if c.shape[:1] != (x.shape[0],):
+        raise ValueError(f"labels c from the {source} must have one label per row of "
+                         f"x, shape ({x.shape[0]},); got {c.shape}")
     return x, c
 
 
@@ -195,58 +133,55 @@ def _epochs(x: np.ndarray, c: np.ndarray, batch_size: int,
             yield x[batch], c[batch]
 
 
-def _checker(model: Any, source: str) -> Callable:
-    """Per-batch checks for the fast path; other models check their own input."""
-    if isinstance(model, MLP):
-        return lambda x, c: _check_batch(x, c, model, source)
-    return lambda x, c: (x, c)
-
-
 def _draws(sample: Callable, batch_size: int, rng: np.random.Generator,
-           check: Callable, trusted: bool) -> Batches:
-    """Fresh batches; after the first, a ``trusted`` source is not re-checked."""
+           check: Callable) -> Batches:
+    """Fresh batches; the first is checked here, all by the model."""
     yield check(*sample(batch_size, rng))
-    if trusted:
-        while True:
-            yield sample(batch_size, rng)
     while True:
-        x, c = sample(batch_size, rng)
-        yield check(x, c)
+        yield sample(batch_size, rng)
 
 
 def _batches(data: Any, model: Any, batch_size: int, rng: np.random.Generator
              ) -> Tuple[Batches, Any]:
     """The batch iterator for ``data`` and the task it is, if it is one."""
-    fast = isinstance(model, MLP)
     if isinstance(data, (tuple, list)):
         if len(data) != 2:
             raise ValueError("a fixed dataset must be a pair (x, c); got a "
                              f"{type(data).__name__} of length {len(data)}")
         x = as_float_array(data[0], "x", allow_empty=False)
-        c = np.asarray(data[1])
-        if len(x) != len(c):
+        if len(x) != len(data[1]):
             raise ValueError(f"x and c must have the same length; got {len(x)} "
-                             f"inputs and {len(c)} labels")
+                             f"inputs and {len(data[1])} labels")
         if batch_size > len(x):
             raise ValueError(f"batch_size must be at most the dataset size {len(x)}; "
                              f"got {batch_size}")
-        if fast:
-            x, c = _check_batch(x, c, model, "dataset")
-            x = x.astype(model.dtype, copy=False)  # once, not every batch
-        return _epochs(x, c, batch_size, rng), None
+        x, c = _check_batch(x, data[1], model, "dataset")
+        dtype = getattr(model, "dtype", x.dtype)
+        return _epochs(x.astype(dtype, copy=False), c, batch_size, rng), None
     if hasattr(data, "sample"):
-        # scratchnet's own tasks always return float64 (n, D) inputs and int64
-        # labels in [0, M): once the first batch fits the model, all will.
-        trusted = type(data) is GaussianClasses
-        if fast and getattr(data, "num_classes", model.sizes[-1]) != model.sizes[-1]:
-            raise ValueError(f"the task has {data.num_classes} classes but the model "
-                             f"has {model.sizes[-1]} outputs")
-        return _draws(data.sample, batch_size, rng, _checker(model, "task"),
-                      trusted), data
+        return _draws(data.sample, batch_size, rng,
+                      lambda x, c: _check_batch(x, c, model, "task")), data
     if callable(data):
-        return _draws(data, batch_size, rng, _checker(model, "sampler"), False), None
+        return _draws(data, batch_size, rng,
+                      lambda x, c: _check_batch(x, c, model, "sampler")), None
     raise TypeError("data must be a task (with .sample(n, rng)), a pair (x, c) or "
                     f"a sampler(n, rng) -> (x, c); got {type(data).__name__}")
+
+
+def _check_outputs(model: Any, task: Any, loss: Any) -> None:
+    """The model's outputs must fit the task's classes and the loss."""
+    sizes, classes = getattr(model, "sizes", None), getattr(task, "num_classes", None)
+    if sizes is None or classes is None or sizes[-1] == classes:
+        return
+    if sizes[-1] == 1 and classes == 2:
+        name = getattr(loss, "name", loss)
+        if name in (None, "cross_entropy"):
+            raise ValueError("the model has 1 output, the logit of class 1: train it "
+                             "with loss='binary_cross_entropy' (cross-entropy needs "
+                             "one output per class)")
+        return
+    raise ValueError(f"the task has {classes} classes but the model has {sizes[-1]} "
+                     "outputs")
 
 
 # --- the optimiser, the schedule, the snapshots -------------------------------
@@ -271,10 +206,10 @@ def _optimizer(model: Any, optimizer: Any, lr: Any, first: float | None,
         raise TypeError("optimizer must be 'sgd', 'adam' or an object with "
                         f".step(grads) and .lr; got {type(optimizer).__name__}")
     params = getattr(optimizer, "params", None)
-    if not (isinstance(params, dict) and params.keys() == model.params.keys()
-            and all(params[k] is p for k, p in model.params.items())):
-        raise ValueError("optimizer must have been built on model.params "
-                         "(e.g. sn.Adam(model.params, lr=1e-3))")
+    ours = params is None or all(model.params.get(k) is p for k, p in params.items())
+    if not ours:
+        raise ValueError("optimizer must have been built on model.params (or a subset "
+                         "of it), e.g. sn.Adam(model.params, lr=1e-3)")
     if momentum:
         raise ValueError("momentum applies only to optimizer='sgd'; set it when "
                          "building the optimiser instance")
@@ -289,9 +224,8 @@ def _lr_at(lr: Any, step: int) -> float:
     if not callable(lr):
         return check_scalar(lr, "lr", low=0.0, low_inclusive=False, high=math.inf,
                             high_inclusive=False)
-    value = lr(step)
     try:
-        return check_scalar(value, f"lr({step})", low=0.0, low_inclusive=False,
+        return check_scalar(lr(step), f"lr({step})", low=0.0, low_inclusive=False,
                             high=math.inf, high_inclusive=False)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"the schedule returned a bad learning rate: {exc}") from None
@@ -307,20 +241,48 @@ def _snapshots(snapshot_steps: Any, steps: int) -> Sequence[int]:
 
 
 def _params_finite(model: Any) -> bool:
-    if isinstance(model, MLP):
-        return bool(np.isfinite(model.flat_params).all())
     return all(np.isfinite(p).all() for p in model.params.values())
 
 
-def _diverged(step: int, loss: float, lr: float, model: Any, x: Any
-              ) -> FloatingPointError:
-    if _params_finite(model) and not np.isfinite(np.asarray(x, dtype=float)).all():
-        return FloatingPointError(f"the loss is {loss} at step {step}: the batch "
-                                  "contains NaN or infinite inputs")
-    return FloatingPointError(
-        f"the training loss became {loss} at step {step} (lr={lr:g}): the updates "
-        "diverged; try a smaller learning rate"
-    )
+def _step_or_explain(model: Any, opt: Any, x: Any, c: Any, loss: Any,
+                     step: int) -> float:
+    """:func:`train_step`, its failures after the first step told as divergence."""
+    try:
+        value = train_step(model, opt, x, c, loss=loss)
+    except ValueError as exc:  # e.g. infinite logits rejected by the loss
+        if step == 1:
+            raise  # nothing trained yet: the input is at fault
+        raise FloatingPointError(
+            f"the model's loss failed at step {step} (lr={opt.lr:g}): {exc}; if the "
+            "updates diverged, try a smaller learning rate") from exc
+    if not math.isfinite(value):
+        raise FloatingPointError(
+            f"the training loss became {value} at step {step} (lr={opt.lr:g}): the "
+            "updates diverged; try a smaller learning rate")
+    return value
+
+
+class _Progress:
+    """A one-line progress report on stderr, rewritten in place."""
+
+    def __init__(self, steps: int, enabled: bool) -> None:
+        self.steps, self.enabled = steps, enabled
+        self.start = self.last = time.perf_counter()
+
+    def update(self, step: int, loss: float) -> None:
+        now = time.perf_counter()
+        if self.enabled and now - self.last >= _PROGRESS_EVERY:
+            self.last, rate = now, step / (now - self.start)
+            left = (self.steps - step) / rate
+            print(f"\rstep {step:,}/{self.steps:,}  loss {loss:.4f}  {rate:,.0f} "
+                  f"steps/s  {left:.0f} s left", end="", file=sys.stderr, flush=True)
+
+    def close(self, step: int, loss: float) -> float:
+        elapsed = time.perf_counter() - self.start
+        if self.enabled:
+            print(f"\rstep {step:,}/{self.steps:,}  loss {loss:.4f}  {elapsed:.2f} s"
+                  + " " * 20, file=sys.stderr, flush=True)
+        return elapsed
 
 
 def train(
@@ -332,6 +294,7 @@ def train(
     lr: Union[float, Callable[[int], float], None] = None,
     momentum: float = 0.0,
     optimizer: Any = "sgd",
+    loss: Any = None,
     rng: Any = None,
     snapshot_steps: Sequence[int] = (),
     eval_x: Any = None,
@@ -339,85 +302,69 @@ def train(
     callback: Callable[[int, float, Any], Any] | None = None,
     progress: bool = False,
 ) -> History:
-    r"""Train ``model`` by mini-batch gradient descent on the cross-entropy.
+    r"""Train ``model`` by mini-batch gradient descent, recording what happens.
 
     Parameters
     ----------
     model : MLP or any model
         Anything with ``.params``, ``.loss_and_grads(x, targets)`` and
-        ``.predict_proba(x)``; an :class:`scratchnet.MLP` (or
-        :class:`scratchnet.TwoLayerMLP`) runs the fast path, which reuses the
-        model's buffers and checks the data once instead of every step.
+        ``.predict_proba(x)``: :class:`scratchnet.MLP`, the engine's
+        :class:`scratchnet.fast.MLP`, or a model of your own (its
+        ``loss_and_grads`` is what trains it).
     data : task, (x, c) or callable
         Where the batches come from:
 
         * a *task* (anything with ``.sample(n, rng)``, e.g.
-          ``sn.tasks.separated()``): every step draws a fresh batch, as in
-          the original experiments (an endless stream of data);
-        * a fixed dataset ``(x, c)`` with ``x`` of shape (n, D) (or (n,)
-          when D = 1) and labels ``c`` of shape (n,): shuffled epochs, like
-          ``DataLoader(shuffle=True, drop_last=False)`` -- reshuffled at the
-          start of every epoch, batches taken in order, the last partial
-          batch kept (it is a step of its own);
-        * a sampler ``sampler(n, rng) -> (x, c)``, e.g. inputs drawn
-          uniformly over a range with labels from ``task.sample_labels``.
+          ``sn.tasks.separated()``): a fresh batch every step;
+        * a fixed dataset ``(x, c)``, ``x`` of shape (n, D) (or (n,) when
+          D = 1): shuffled epochs like ``DataLoader(shuffle=True)``,
+          reshuffled every epoch, the last partial batch kept;
+        * a sampler ``sampler(n, rng) -> (x, c)``.
     steps : int
         Number of updates (>= 1).
     batch_size : int
-        Samples per step (>= 1; at most n for a fixed dataset).
+        Samples per step (at most n for a fixed dataset).
     lr : float or callable, optional
         Learning rate :math:`\eta > 0`, or a schedule ``lr(step) -> float``
-        called once per update with its 0-based index (``lr(0)`` for the
-        first, asked before training starts) and written to
-        ``optimizer.lr`` before the update.  Required with a
-        string ``optimizer``; with an optimiser instance only a schedule
-        may be given (its own rate is used otherwise).
+        called with the 0-based index of each update and written to
+        ``optimizer.lr`` before it.  Required with a string ``optimizer``;
+        with an optimiser instance only a schedule may be given.
     momentum : float, default 0.0
         SGD momentum (``optimizer="sgd"`` only).
-    optimizer : {"sgd", "adam"} or optimiser, default "sgd"
+    optimizer : {"sgd", "adam"} or Optimizer, default "sgd"
         ``"sgd"`` builds ``SGD(model.params, lr, momentum=momentum)``,
-        ``"adam"`` builds ``Adam(model.params, lr)`` (default betas); or an
-        instance already built on ``model.params`` (then ``lr`` and
-        ``momentum`` do not apply, except a schedule).
+        ``"adam"`` builds ``Adam(model.params, lr)``; or an instance built
+        on ``model.params`` or a subset of it (the rest stays fixed).
+    loss : str or Loss, optional
+        Passed to ``model.loss_and_grads`` (``"cross_entropy"`` by default;
+        ``"binary_cross_entropy"`` for a one-output network, ``"mse"``,
+        ``"hinge"``, or a loss object).
     rng : numpy.random.Generator or int or None, optional
-        Randomness for batches and shuffling (the model's initial weights
-        come from its own ``rng``).
+        Randomness for batches and shuffling.
     snapshot_steps : sequence of int, optional
-        Step counts in ``[1, steps]`` (e.g. 10, 100, 1000) after which to
-        record ``predict_proba(eval_x)`` and the expected KL; sorted,
-        duplicates ignored.
+        Step counts in ``[1, steps]`` after which to record
+        ``predict_proba(eval_x)`` and the expected KL.
     eval_x : array_like, shape (n_eval, D) or (n_eval,), optional
-        Inputs for the snapshot probabilities.
+        Inputs of the snapshot probabilities.
     task : task, optional
-        Task whose ``expected_kl`` is recorded at snapshots; defaults to
-        ``data`` when ``data`` is a task.
+        Whose ``expected_kl`` is recorded at snapshots; defaults to ``data``
+        when it is a task.
     callback : callable, optional
-        ``callback(step, loss, model)`` after every update (``step``
-        counts updates from 1); returning ``False`` stops training.
+        ``callback(step, loss, model)`` after every update; returning
+        ``False`` stops training.
     progress : bool, default False
-        Print a one-line progress report to stderr (updated in place).
+        A progress line on stderr (steps, rate, time left).
 
     Returns
     -------
     History
-        Loss of every step, snapshots, elapsed time.
 
     Raises
     ------
     FloatingPointError
-        If the loss becomes NaN or infinite (naming the step): the learning
-        rate is too large for the problem.
+        If the loss becomes NaN or infinite (naming the step).
     ValueError, TypeError
         For bad arguments, before any step is taken.
-
-    Notes
-    -----
-    With fresh batches from the task and plain SGD (the defaults), the
-    parameters descend an unbiased estimate of the population loss, whose
-    minimiser is the Bayes posterior (Gibbs' inequality); the recorded
-    expected KL is the distance still to go, and the mean loss approaches
-    ``task.bayes_loss()`` from above.  Floating-point warnings are silenced
-    inside the loop; a non-finite loss is reported instead.
 
     Examples
     --------
@@ -442,82 +389,49 @@ def train(
                             f"{type(model).__name__}")
     rng = as_generator(rng)
     snaps = _snapshots(snapshot_steps, steps)
+    _check_outputs(model, data if hasattr(data, "sample") else None, loss)
     batches, data_task = _batches(data, model, batch_size, rng)
     task = data_task if task is None else task
     if task is not None and not hasattr(task, "expected_kl"):
         raise TypeError(f"task must have .expected_kl; got {type(task).__name__}")
     if eval_x is not None:
-        eval_x = (model._check_x(eval_x) if isinstance(model, MLP)
-                  else as_float_array(eval_x, "eval_x"))
+        eval_x = _check_inputs(eval_x, model, "eval_x")
     if snaps and eval_x is None and task is None:
         raise ValueError("snapshot_steps need eval_x or a task to record")
     first_lr = None if lr is None else _lr_at(lr, 0)
     opt = _optimizer(model, optimizer, lr, first_lr, momentum)
     schedule = lr if callable(lr) else None
-    if schedule is not None:
-        opt.lr = first_lr
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable; got {type(callback).__name__}")
 
-    losses = np.empty(steps)
-    probs, kls = [], []
-    fast = isinstance(model, MLP)
-    grads = model.grads if fast else None
-    taken, done, stopped = 0, 0, False  # snapshots taken, steps done
-    start = last_report = time.perf_counter()
+    losses, probs, kls = np.empty(steps), [], []
+    done, stopped, report = 0, False, _Progress(steps, progress)
     with np.errstate(all="ignore"):
         for step in range(1, steps + 1):
+            if schedule is not None:
+                opt.lr = first_lr if step == 1 else _lr_at(schedule, step - 1)
             x, c = next(batches)
-            if schedule is not None and step > 1:
-                opt.lr = _lr_at(schedule, step - 1)
-            if fast:
-                loss = model._loss_and_grads_unchecked(x, c)
-            else:
-                try:
-                    loss, grads = model.loss_and_grads(x, c)
-                except ValueError as exc:  # e.g. infinite logits rejected by the loss
-                    if step == 1:
-                        raise  # nothing trained yet: the input is at fault
-                    raise FloatingPointError(
-                        f"the model's loss failed at step {step} (lr={opt.lr:g}): "
-                        f"{exc}; if the updates diverged, try a smaller learning "
-                        "rate") from exc
-                loss = float(loss)
-            if not math.isfinite(loss):
-                raise _diverged(step, loss, opt.lr, model, x)
-            opt.step(grads)
-            losses[step - 1] = loss
+            losses[step - 1] = _step_or_explain(model, opt, x, c, loss, step)
             done = step
-            if taken < len(snaps) and step == snaps[taken]:
+            if step in snaps:
                 if eval_x is not None:
                     probs.append(model.predict_proba(eval_x))
                 if task is not None:
                     kls.append(task.expected_kl(model.predict_proba))
-                taken += 1
-            if callback is not None and callback(step, loss, model) is False:
+            if callback and callback(step, losses[step - 1], model) is False:
                 stopped = step < steps
                 break
-            if progress and time.perf_counter() - last_report >= _PROGRESS_EVERY:
-                last_report = time.perf_counter()
-                rate = step / (last_report - start)
-                print(f"\rstep {step}/{steps}  loss {loss:.4f}  {rate:,.0f} steps/s",
-                      end="", file=sys.stderr, flush=True)
-    elapsed = time.perf_counter() - start
-    if progress:
-        print(f"\rstep {done}/{steps}  loss {losses[done - 1]:.4f}  "
-              f"{elapsed:.2f} s", file=sys.stderr, flush=True)
+            report.update(step, losses[step - 1])
+    elapsed = report.close(done, losses[done - 1])
     if not _params_finite(model):
         raise FloatingPointError(f"the parameters became NaN or infinite at step "
                                  f"{done} (lr={opt.lr:g}); try a smaller learning rate")
-    snapshot_probs = None
-    if eval_x is not None:  # (K, n_eval, M), also when K = 0
-        snapshot_probs = (np.stack(probs) if probs
-                          else model.predict_proba(eval_x)[None][:0])
     return History(
         losses=losses[:done],
-        snapshot_steps=np.asarray(snaps[:taken], dtype=np.int64),
-        snapshot_probs=snapshot_probs,
-        snapshot_kl=np.asarray(kls, dtype=np.float64) if task is not None else None,
+        snapshot_steps=np.asarray(snaps[:len(kls or probs)], dtype=np.int64),
+        snapshot_probs=None if eval_x is None else np.stack(probs) if probs
+        else model.predict_proba(eval_x)[None][:0],
+        snapshot_kl=None if task is None else np.asarray(kls, dtype=np.float64),
         eval_x=eval_x,
         elapsed=elapsed,
         stopped_early=stopped,

@@ -1,4 +1,4 @@
-"""Layer forward/backward pairs: closed forms, central differences, buffers, errors."""
+"""Layer forward/backward pairs: closed forms, central differences, errors."""
 
 import numpy as np
 import pytest
@@ -87,38 +87,6 @@ def test_tanh_backward_is_one_minus_tanh_squared():
                                1.0 / np.cosh(x) ** 2, rtol=1e-13)
 
 
-def test_backward_writes_into_out_buffers(batch):
-    x, W, b, G = batch["x"], batch["W"], batch["b"], batch["G"]
-    _, cache = layers.linear_forward(x, W, b)
-    expected = layers.linear_backward(G, cache)
-    buffers = (np.full((5, 4), np.nan), np.full((4, 3), np.nan), np.full(3, np.nan))
-    result = layers.linear_backward(G, cache, out=buffers)
-    for got, buf, want in zip(result, buffers, expected):
-        assert got is buf
-        np.testing.assert_array_equal(buf, want)
-    # only some buffers
-    dx, dW, _ = layers.linear_backward(G, cache, out=(None, buffers[1], None))
-    assert dW is buffers[1]
-    np.testing.assert_array_equal(dx, expected[0])
-
-
-@pytest.mark.parametrize("name", ["relu", "tanh"])
-def test_activation_backward_in_place_and_into_buffer(name):
-    rng = np.random.default_rng(2)
-    x = rng.standard_normal((3, 4))
-    forward = getattr(layers, f"{name}_forward")
-    backward = getattr(layers, f"{name}_backward")
-    _, cache = forward(x)
-    dout = rng.standard_normal((3, 4))
-    expected = backward(dout.copy(), cache)
-    buf = np.empty((3, 4))
-    assert backward(dout, cache, out=buf) is buf
-    np.testing.assert_array_equal(buf, expected)
-    in_place = dout.copy()
-    assert backward(in_place, cache, out=in_place) is in_place
-    np.testing.assert_allclose(in_place, expected, rtol=1e-15)
-
-
 def test_float32_stays_float32():
     x = np.ones((2, 3), np.float32)
     out, _ = layers.linear_forward(x, np.ones((3, 2), np.float32), np.zeros(2, np.float32))
@@ -161,3 +129,58 @@ def test_backward_rejects_wrong_dout_and_cache():
         layers.relu_backward(np.ones(4), relu_cache)
     with pytest.raises(TypeError, match="cache must be the array returned by tanh_forward"):
         layers.tanh_backward(np.ones(3), (1,))
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_softmax_backward_matches_central_differences(axis):
+    rng = np.random.default_rng(3)
+    x, G = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+
+    def loss():
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return np.sum(e / e.sum(axis=axis, keepdims=True) * G)
+
+    probs, cache = layers.softmax_forward(x, axis=axis)
+    np.testing.assert_allclose(probs.sum(axis=axis), 1.0, rtol=1e-14)
+    assert rel_error(layers.softmax_backward(G, cache), numerical_grad(loss, x)) < 1e-6
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_log_softmax_backward_matches_central_differences(axis):
+    rng = np.random.default_rng(4)
+    x, G = rng.standard_normal((3, 6)), rng.standard_normal((3, 6))
+
+    def loss():
+        m = x.max(axis=axis, keepdims=True)
+        return np.sum((x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))) * G)
+
+    _, cache = layers.log_softmax_forward(x, axis=axis)
+    assert rel_error(layers.log_softmax_backward(G, cache), numerical_grad(loss, x)) < 1e-6
+
+
+def test_log_softmax_then_nll_gives_the_cross_entropy_gradient():
+    """Chaining the backward passes gives (q - one_hot) / N, the closed form."""
+    logits = np.array([[-1.0, -3.0, 4.0], [-3.0, 3.0, -1.0]])
+    targets = np.array([0, 1])
+    log_probs, cache = layers.log_softmax_forward(logits)
+    n = len(targets)
+    assert -log_probs[np.arange(n), targets].mean() == pytest.approx(2.5141, abs=5e-5)
+    dlog_probs = np.zeros_like(logits)
+    dlog_probs[np.arange(n), targets] = -1.0 / n  # d(mean NLL) / d log q
+    dlogits = layers.log_softmax_backward(dlog_probs, cache)
+    e = np.exp(logits)
+    q = e / e.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(dlogits, (q - np.eye(3)[targets]) / n, rtol=1e-12, atol=1e-17)
+
+
+def test_softmax_backward_ignores_a_constant_added_to_dout():
+    _, cache = layers.softmax_forward([[0.3, -1.0, 2.0]])
+    g = np.array([[0.5, -2.0, 1.0]])
+    np.testing.assert_allclose(layers.softmax_backward(g + 7.0, cache),
+                               layers.softmax_backward(g, cache), atol=1e-14)
+
+
+def test_relu_backward_passes_zero_at_inactive_units_whatever_dout_holds():
+    _, cache = layers.relu_forward([-1.0, 2.0, 0.0])
+    np.testing.assert_array_equal(layers.relu_backward([np.nan, 3.0, np.inf], cache),
+                                  [0.0, 3.0, 0.0])

@@ -1,11 +1,11 @@
-"""MLP and TwoLayerMLP: forward by hand, backprop by central differences, errors."""
+"""MLP and TwoLayerMLP (and the engine's MLP): forward by hand, backprop by central
+differences, the traps a student walks into, errors."""
 
 import numpy as np
 import pytest
 from _support import numerical_grad, rel_error
 
 import scratchnet as sn
-from scratchnet.losses import _cross_entropy_and_grad_inplace
 
 
 def forward_by_hand(params, x, activation):
@@ -30,7 +30,10 @@ def mean_cross_entropy(logits, targets):
 MODELS = [
     ("two-layer", lambda act: sn.TwoLayerMLP(3, 6, 4, activation=act, rng=3)),
     ("three-layer", lambda act: sn.MLP([3, 5, 4, 3], activation=act, rng=4)),
+    ("engine", lambda act: sn.fast.MLP([3, 5, 4, 3], activation=act, rng=4)),
 ]
+#: The reference classes and the engine, built from layer sizes.
+CLASSES = [sn.MLP, sn.fast.MLP]
 
 
 @pytest.mark.parametrize("activation", ["relu", "tanh"])
@@ -86,47 +89,8 @@ def test_predict_proba_and_predict():
     np.testing.assert_array_equal(model.predict(x), np.argmax(logits, axis=1))
 
 
-def test_training_fast_path_agrees_with_the_public_path():
-    model = sn.MLP([1, 16, 16, 3], rng=0)
-    rng = np.random.default_rng(4)
-    x, targets = rng.standard_normal((10, 1)), rng.integers(0, 3, 10)
-    loss, grads = model.loss_and_grads(x, targets)
-    public = {k: g.copy() for k, g in grads.items()}
-    fast_loss = model._loss_and_grads_unchecked(x, targets)
-    assert fast_loss == pytest.approx(loss, rel=1e-13)
-    for k in public:
-        np.testing.assert_allclose(model.grads[k], public[k], rtol=1e-12, atol=1e-15)
-
-
-def test_in_place_cross_entropy_kernel_matches_the_formula():
-    rng = np.random.default_rng(6)
-    logits = rng.standard_normal((7, 4)) * 30
-    targets = rng.integers(0, 4, 7)
-    work = logits.copy()
-    loss = _cross_entropy_and_grad_inplace(work, targets, np.arange(7))
-    assert loss == pytest.approx(mean_cross_entropy(logits, targets), rel=1e-13)
-    e = np.exp(logits - logits.max(axis=1, keepdims=True))
-    expected = e / e.sum(axis=1, keepdims=True)
-    expected[np.arange(7), targets] -= 1
-    np.testing.assert_allclose(work, expected / 7, rtol=1e-12, atol=1e-16)  # 1/N - q/N cancels
-
-
-def test_params_and_grads_are_views_into_flat_vectors():
-    model = sn.MLP([3, 4, 2], rng=0)
-    assert model.flat_params.shape == (3 * 4 + 4 + 4 * 2 + 2,)
-    expected = np.concatenate([model.params[k].ravel() for k in ("W1", "b1", "W2", "b2")])
-    np.testing.assert_array_equal(model.flat_params, expected)
-    model.flat_params[:] = 0.5
-    assert np.all(model.params["W2"] == 0.5)
-    model.params["b1"][:] = -1.0  # an in-place update of a view is an update of the model
-    assert np.all(model.flat_params[12:16] == -1.0)
-    model.loss_and_grads(np.ones((2, 3)), [0, 1])
-    for g in model.grads.values():
-        assert np.shares_memory(g, model.flat_grads)
-
-
 @pytest.mark.parametrize("activation, gain2", [("relu", 2.0), ("tanh", 1.0)])
-def test_initialisation_follows_the_docstring(activation, gain2):
+def test_xavier_initialisation_is_the_default_and_follows_the_docstring(activation, gain2):
     model = sn.MLP([300, 500, 100], activation=activation, rng=0)
     W1, W2 = model.params["W1"], model.params["W2"]
     assert W1.std() == pytest.approx(np.sqrt(gain2 * 2 / 800), rel=0.02)
@@ -139,10 +103,11 @@ def test_same_seed_same_parameters_different_seed_different():
     a = sn.TwoLayerMLP(1, 64, 2, rng=7)
     b = sn.TwoLayerMLP(1, 64, 2, rng=7)
     c = sn.TwoLayerMLP(1, 64, 2, rng=8)
-    np.testing.assert_array_equal(a.flat_params, b.flat_params)
-    assert not np.array_equal(a.flat_params, c.flat_params)
     d = sn.TwoLayerMLP(1, 64, 2, rng=np.random.default_rng(7))
-    np.testing.assert_array_equal(a.flat_params, d.flat_params)
+    for k in a.params:
+        np.testing.assert_array_equal(a.params[k], b.params[k])
+        np.testing.assert_array_equal(a.params[k], d.params[k])
+    assert not np.array_equal(a.params["W1"], c.params["W1"])
 
 
 def test_one_dimensional_input_for_one_feature():
@@ -154,23 +119,42 @@ def test_one_dimensional_input_for_one_feature():
         sn.TwoLayerMLP(2, 8, 2, rng=0).forward(x)
 
 
-def test_forward_returns_a_new_array_and_backward_overwrites():
-    model = sn.MLP([2, 5, 3], rng=0)
+@pytest.mark.parametrize("cls", CLASSES)
+def test_forward_returns_a_new_array_and_backward_returns_fresh_arrays(cls):
+    """Trap: a saved gradient dict must survive the next backward."""
+    model = cls([2, 5, 3], rng=0)
     x1, x2 = np.ones((4, 2)), -np.ones((4, 2))
     l1 = model.forward(x1)
     kept = l1.copy()
     model.forward(x2)
     np.testing.assert_array_equal(l1, kept)
-    d = np.full((4, 3), 0.25)
-    g1 = {k: v.copy() for k, v in model.backward(d).items()}
-    grads = model.backward(d)  # written again, not accumulated
-    for k in g1:
-        np.testing.assert_array_equal(grads[k], g1[k])
-    assert model.backward(d) is grads
+    saved = model.backward(np.full((4, 3), 0.25))
+    copies = {k: v.copy() for k, v in saved.items()}
+    later = model.backward(np.full((4, 3), -3.0))
+    assert later is not saved
+    for k in saved:
+        np.testing.assert_array_equal(saved[k], copies[k])
+        assert not np.shares_memory(saved[k], later[k])
 
 
-def test_predict_proba_does_not_disturb_the_cache():
-    model = sn.MLP([2, 5, 3], rng=0)
+@pytest.mark.parametrize("cls", CLASSES)
+def test_the_rebinding_loop_students_write_trains_the_model(cls):
+    """Trap: ``params[k] = params[k] - lr * grads[k]`` must not be a silent no-op."""
+    model = cls([1, 16, 2], rng=0)
+    x, t = sn.tasks.separated().sample(256, np.random.default_rng(1))
+    first, _ = model.loss_and_grads(x, t)
+    for _ in range(200):
+        loss, grads = model.loss_and_grads(x, t)
+        for k in model.params:
+            model.params[k] = model.params[k] - 0.1 * grads[k]
+    assert loss < first - 0.1, (first, loss)
+    np.testing.assert_allclose(model.forward(x), forward_by_hand(dict(model.params), x, "relu")[0],
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_predict_proba_does_not_disturb_the_cache(cls):
+    model = cls([2, 5, 3], rng=0)
     rng = np.random.default_rng(1)
     x, other, d = rng.standard_normal((4, 2)), rng.standard_normal((4, 2)), rng.standard_normal((4, 3))
     model.forward(x)
@@ -182,13 +166,14 @@ def test_predict_proba_does_not_disturb_the_cache():
         np.testing.assert_array_equal(v, expected[k])
 
 
-def test_alternating_batch_sizes_keep_gradients_right():
-    model = sn.MLP([2, 5, 3], rng=0)
+@pytest.mark.parametrize("cls", CLASSES)
+def test_alternating_batch_sizes_keep_gradients_right(cls):
+    model = cls([2, 5, 3], rng=0)
     rng = np.random.default_rng(2)
     batches = [(rng.standard_normal((n, 2)), rng.integers(0, 3, n)) for n in (4, 7, 4, 1, 9, 2, 4)]
     for x, t in batches:
         loss, grads = model.loss_and_grads(x, t)
-        fresh = sn.MLP([2, 5, 3], rng=0)
+        fresh = cls([2, 5, 3], rng=0)
         loss2, grads2 = fresh.loss_and_grads(x, t)
         assert loss == loss2
         for k in grads:
@@ -225,25 +210,20 @@ def test_bad_input_is_rejected():
 # --- dtype=float32 -------------------------------------------------------------
 
 
-def test_float32_model_keeps_float32_everywhere():
-    model = sn.MLP([3, 8, 5, 4], rng=0, dtype=np.float32)
+@pytest.mark.parametrize("cls", CLASSES)
+def test_float32_model_keeps_float32_everywhere(cls):
+    model = cls([3, 8, 5, 4], rng=0, dtype=np.float32)
     assert model.dtype == np.float32
     rng = np.random.default_rng(0)
     x, targets = rng.standard_normal((6, 3)), rng.integers(0, 4, 6)  # float64 input
-    assert model.flat_params.dtype == np.float32 and model.flat_grads.dtype == np.float32
     assert all(p.dtype == np.float32 for p in model.params.values())
     assert model.forward(x).dtype == np.float32
     assert model.predict_proba(x).dtype == np.float32
+    assert model.predict_log_proba(x).dtype == np.float32
     loss, grads = model.loss_and_grads(x, targets)
     assert type(loss) is float
-    assert all(g.dtype == np.float32 and np.shares_memory(g, model.flat_grads)
-               for g in grads.values())
-    assert model.backward(np.ones((6, 4))) is grads  # float64 dlogits are converted
     assert all(g.dtype == np.float32 for g in grads.values())
-    assert type(model._loss_and_grads_unchecked(x, targets)) is float
-    work = model._work[6]
-    assert all(a.dtype == np.float32 for a in work.hidden + work.dhidden + work.dpre)
-    assert work.logits.dtype == np.float32
+    assert all(g.dtype == np.float32 for g in model.backward(np.ones((6, 4))).values())
     # float64 input is rounded to float32 first: the same logits as float32 input
     np.testing.assert_array_equal(model.forward(x), model.forward(x.astype(np.float32)))
     assert repr(sn.TwoLayerMLP(2, 3, 2, dtype="float32")) == (
@@ -253,9 +233,9 @@ def test_float32_model_keeps_float32_everywhere():
 @pytest.mark.parametrize("dtype", [np.float64, "float64"])
 def test_float64_is_the_default_and_can_be_named(dtype):
     model = sn.TwoLayerMLP(2, 3, 2, rng=0, dtype=dtype)
-    assert model.dtype == np.float64 and model.flat_params.dtype == np.float64
+    assert model.dtype == np.float64 and model.params["W1"].dtype == np.float64
     assert model.forward(np.ones((2, 2), np.float32)).dtype == np.float64
-    np.testing.assert_array_equal(model.flat_params, sn.TwoLayerMLP(2, 3, 2, rng=0).flat_params)
+    np.testing.assert_array_equal(model.params["W2"], sn.TwoLayerMLP(2, 3, 2, rng=0).params["W2"])
 
 
 @pytest.mark.parametrize("activation", ["relu", "tanh"])
@@ -263,11 +243,13 @@ def test_float32_model_agrees_with_float64_from_the_same_seed(activation):
     m64 = sn.MLP([3, 16, 8, 4], activation=activation, rng=11)
     m32 = sn.MLP([3, 16, 8, 4], activation=activation, rng=11, dtype="float32")
     # the same float64 draws, rounded once
-    np.testing.assert_array_equal(m32.flat_params, m64.flat_params.astype(np.float32))
+    for k in m64.params:
+        np.testing.assert_array_equal(m32.params[k], m64.params[k].astype(np.float32))
     rng = np.random.default_rng(12)
     x = rng.standard_normal((32, 3)).astype(np.float32)  # exactly representable in both
     targets = rng.integers(0, 4, 32)
-    m64.flat_params[:] = m32.flat_params  # the very same numbers
+    for k in m64.params:
+        m64.params[k][...] = m32.params[k]  # the very same numbers
     # the float64 reference, written out independently of scratchnet
     params64 = {k: p.astype(np.float64) for k, p in m32.params.items()}
     loss_ref = mean_cross_entropy(forward_by_hand(params64, x.astype(np.float64), activation)[0], targets)
@@ -292,3 +274,95 @@ def test_bad_dtype_is_rejected(dtype, error):
         sn.MLP([2, 3, 2], dtype=dtype)
     with pytest.raises(error, match=match):
         sn.TwoLayerMLP(2, 3, 2, dtype=dtype)
+
+
+@pytest.mark.parametrize("activation, gain2", [("relu", 2.0), ("tanh", 1.0)])
+def test_he_initialisation_has_variance_gain_over_fan_in(activation, gain2):
+    model = sn.MLP([400, 300, 200], activation=activation, rng=1, init="he")
+    W1, W2 = model.params["W1"], model.params["W2"]
+    # sample std of 120,000 normal draws: relative standard error about 0.2%
+    assert W1.std() == pytest.approx(np.sqrt(gain2 / 400), rel=0.01)
+    assert W2.std() == pytest.approx(np.sqrt(1 / 300), rel=0.01)
+    assert abs(W1.mean()) < 5 * np.sqrt(gain2 / 400) / np.sqrt(W1.size)
+    assert np.all(model.params["b1"] == 0)
+
+
+def test_torch_initialisation_is_uniform_on_one_over_root_fan_in():
+    model = sn.MLP([1, 64, 64, 2], rng=2, init="torch")
+    for layer, fan_in in ((1, 1), (2, 64), (3, 64)):
+        bound = 1 / np.sqrt(fan_in)
+        for name in (f"W{layer}", f"b{layer}"):
+            p = model.params[name]
+            assert np.abs(p).max() <= bound
+            if p.size >= 64:
+                assert np.abs(p).max() > 0.9 * bound  # the range is used, not zeros
+    # the first layer: weights AND biases spread over [-1, 1], so the ReLU kinks
+    # -b/w start spread over x instead of all at x = 0
+    big = sn.MLP([1, 20000, 2], rng=3, init="torch").params
+    for p in (big["W1"], big["b1"]):
+        assert p.mean() == pytest.approx(0.0, abs=0.02)
+        assert p.var() == pytest.approx(1 / 3, rel=0.03)  # variance of U(-1, 1)
+    kinks = -big["b1"] / big["W1"][0]
+    assert np.mean(np.abs(kinks) > 1) > 0.3
+    with pytest.raises(ValueError, match="init must be one of 'xavier', 'he', 'torch'; got 'lecun'"):
+        sn.MLP([1, 2], init="lecun")
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_predict_log_proba_is_log_softmax_and_finite_where_probs_underflow(cls):
+    model = cls([1, 4, 3], rng=0)
+    for k in model.params:
+        model.params[k][...] = 0.0
+    model.params["b2"][...] = [0.0, -800.0, 5.0]
+    log_q = model.predict_log_proba([0.0, 1.0])
+    expected = np.array([0.0, -800.0, 5.0]) - 5.0 - np.log1p(np.exp(-5.0))
+    np.testing.assert_allclose(log_q, [expected, expected], rtol=1e-13)
+    assert np.all(model.predict_proba([0.0])[0, 1] == 0.0)  # exp(-805) underflows
+    np.testing.assert_array_equal(model.predict([0.0, 1.0]), [2, 2])
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_a_one_output_network_reports_two_columns(cls):
+    model = cls([1, 3, 1], rng=0)
+    s = forward_by_hand(dict(model.params), np.array([[0.5], [-2.0]]), "relu")[0][:, 0]
+    q1 = 1 / (1 + np.exp(-s))  # P(class 1 | x) = sigmoid(s)
+    np.testing.assert_allclose(model.predict_proba([0.5, -2.0]), np.c_[1 - q1, q1], rtol=1e-13)
+    np.testing.assert_array_equal(model.predict([0.5, -2.0]), (s > 0).astype(int))
+
+
+def _loss_by_hand(name, outputs, targets):
+    """The four losses written out from their definitions (not scratchnet's code)."""
+    n = len(targets)
+    if name == "binary_cross_entropy":
+        s, y = outputs[:, 0], targets
+        return np.mean(y * np.log1p(np.exp(-s)) + (1 - y) * np.log1p(np.exp(s)))
+    if name == "mse":
+        return np.mean((outputs - np.eye(outputs.shape[1])[targets]) ** 2)
+    if name == "hinge":
+        right = outputs[np.arange(n), targets][:, None]
+        terms = np.maximum(0, 1 - right + outputs)
+        terms[np.arange(n), targets] = 0
+        return np.mean(terms.sum(axis=1) / outputs.shape[1])
+    return mean_cross_entropy(outputs, targets)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize("loss", ["cross_entropy", "binary_cross_entropy", "mse", "hinge"])
+def test_every_named_loss_backpropagates_by_central_differences(cls, loss):
+    if loss == "hinge" and "hinge" not in sn.objectives.LOSSES:
+        pytest.skip("hinge loss not available")
+    outputs = 1 if loss == "binary_cross_entropy" else 3
+    model = cls([2, 6, outputs], rng=5)
+    rng = np.random.default_rng(6)
+    for p in model.params.values():
+        p += 0.1 * rng.standard_normal(p.shape)
+    x = rng.standard_normal((7, 2))
+    targets = rng.integers(0, max(outputs, 2), 7)
+
+    def f():
+        return _loss_by_hand(loss, forward_by_hand(dict(model.params), x, "relu")[0], targets)
+
+    value, grads = model.loss_and_grads(x, targets, loss=loss)
+    assert value == pytest.approx(f(), rel=1e-12)
+    for name, p in model.params.items():
+        assert rel_error(grads[name], numerical_grad(f, p)) < 1e-6, (loss, name)

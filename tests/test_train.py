@@ -8,6 +8,11 @@ import pytest
 import scratchnet as sn
 
 
+def flat(model):
+    """Every parameter of ``model`` in one vector (a copy)."""
+    return np.concatenate([p.ravel() for p in model.params.values()])
+
+
 @pytest.fixture(scope="module")
 def task():
     return sn.tasks.separated()
@@ -38,7 +43,7 @@ def test_same_seeds_give_bit_identical_runs_and_different_seeds_differ(task):
     def run(model_seed, data_seed):
         model = sn.MLP([1, 16, 16, 2], rng=model_seed)
         history = sn.train(model, task, steps=50, batch_size=32, lr=1e-2, optimizer="adam", rng=data_seed)
-        return model.flat_params.copy(), history.losses
+        return flat(model), history.losses
 
     p1, l1 = run(0, 1)
     p2, l2 = run(0, 1)
@@ -67,16 +72,16 @@ def test_history_records_losses_snapshots_and_round_trips_json(task):
     np.testing.assert_array_equal(back.snapshot_steps, history.snapshot_steps)
 
 
-class RecordingMLP(sn.TwoLayerMLP):
-    """Records the inputs of every training batch (on the fast path)."""
+class RecordingMLP(sn.fast.MLP):
+    """The engine, recording the inputs of every training batch."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.seen = []
 
-    def _loss_and_grads_unchecked(self, x, targets):
-        self.seen.append(x[:, 0].copy())
-        return super()._loss_and_grads_unchecked(x, targets)
+    def loss_and_grads(self, x, targets, **kwargs):
+        self.seen.append(np.asarray(x)[:, 0].copy())
+        return super().loss_and_grads(x, targets, **kwargs)
 
 
 class PublicOnly:
@@ -97,7 +102,7 @@ class PublicOnly:
 def test_fixed_dataset_visits_every_sample_once_per_epoch(wrap):
     x = np.arange(10.0)[:, None]
     c = np.arange(10) % 2
-    model = PublicOnly(sn.TwoLayerMLP(1, 4, 2, rng=0)) if wrap else RecordingMLP(1, 4, 2, rng=0)
+    model = PublicOnly(sn.TwoLayerMLP(1, 4, 2, rng=0)) if wrap else RecordingMLP([1, 4, 2], rng=0)
     sn.train(model, (x, c), steps=9, batch_size=4, lr=0.01, rng=0)
     sizes = [len(b) for b in model.seen]
     assert sizes == [4, 4, 2] * 3  # the last partial batch is kept
@@ -108,13 +113,53 @@ def test_fixed_dataset_visits_every_sample_once_per_epoch(wrap):
     assert not np.array_equal(orders[0], orders[1])  # reshuffled every epoch
 
 
-def test_generic_model_path_matches_the_fast_path(task):
-    fast = sn.TwoLayerMLP(1, 8, 2, rng=0)
-    slow = PublicOnly(sn.TwoLayerMLP(1, 8, 2, rng=0))
-    h_fast = sn.train(fast, task, steps=20, batch_size=8, lr=0.1, rng=5)
-    h_slow = sn.train(slow, task, steps=20, batch_size=8, lr=0.1, rng=5)
-    np.testing.assert_allclose(h_fast.losses, h_slow.losses, rtol=1e-10)
-    np.testing.assert_allclose(fast.flat_params, slow.model.flat_params, rtol=1e-10, atol=1e-13)
+def test_a_duck_typed_model_the_reference_and_the_engine_train_alike(task):
+    models = [sn.TwoLayerMLP(1, 8, 2, rng=0), PublicOnly(sn.TwoLayerMLP(1, 8, 2, rng=0)),
+              sn.fast.MLP([1, 8, 2], rng=0)]
+    histories = [sn.train(m, task, steps=20, batch_size=8, lr=0.1, rng=5) for m in models]
+    for m, h in zip(models[1:], histories[1:]):
+        np.testing.assert_allclose(h.losses, histories[0].losses, rtol=1e-12)
+        np.testing.assert_allclose(flat(m), flat(models[0]), rtol=1e-12, atol=1e-15)
+
+
+def test_train_honours_a_subclass_that_overrides_loss_and_grads(task):
+    """Trap: an override (here: squared error) must be what trains the model."""
+    for base in (sn.MLP, sn.fast.MLP):
+        class SquaredError(base):
+            calls = 0
+
+            def loss_and_grads(self, x, targets):
+                SquaredError.calls += 1
+                return super().loss_and_grads(x, targets, loss="mse")
+
+        model = SquaredError([1, 8, 2], rng=0)
+        twin = base([1, 8, 2], rng=0)
+        history = sn.train(model, task, steps=50, batch_size=16, lr=0.1, rng=3)
+        assert SquaredError.calls == 50
+        twin_history = sn.train(twin, task, steps=50, batch_size=16, lr=0.1, loss="mse", rng=3)
+        np.testing.assert_allclose(history.losses, twin_history.losses, rtol=1e-12)
+
+
+def test_a_one_output_network_learns_the_posterior_with_binary_cross_entropy(task):
+    for cls in (sn.MLP, sn.fast.MLP):
+        model = cls([1, 32, 1], rng=0)
+        history = sn.train(model, task, steps=1500, batch_size=64, lr=0.1,
+                           loss="binary_cross_entropy", rng=1, snapshot_steps=[1500])
+        assert history.snapshot_kl[-1] < 0.01, history.snapshot_kl
+        x = np.linspace(-1.0, 4.0, 11)
+        np.testing.assert_allclose(model.predict_proba(x), task.posterior(x), atol=0.08)
+    with pytest.raises(ValueError, match=r"1 output.*loss='binary_cross_entropy'"):
+        sn.train(sn.MLP([1, 4, 1]), task, steps=5, batch_size=4, lr=0.1)
+
+
+def test_an_optimiser_on_a_subset_trains_only_that_subset(task):
+    model = sn.fast.MLP([1, 8, 2], rng=0)
+    first = {k: model.params[k].copy() for k in ("W1", "b1")}
+    opt = sn.Adam({"W2": model.params["W2"], "b2": model.params["b2"]}, lr=1e-2)
+    sn.train(model, task, steps=30, batch_size=16, optimizer=opt, rng=0)
+    for k, v in first.items():
+        np.testing.assert_array_equal(model.params[k], v)
+    assert opt.steps == 30
 
 
 def test_sampler_callable_draws_inputs_with_posterior_labels(task):
@@ -172,7 +217,7 @@ def test_learning_rate_schedule_is_applied(task):
     a, b = sn.TwoLayerMLP(1, 8, 2, rng=1), sn.TwoLayerMLP(1, 8, 2, rng=1)
     sn.train(a, task, steps=10, batch_size=8, lr=0.05, rng=2)
     sn.train(b, task, steps=10, batch_size=8, lr=lambda step: 0.05, rng=2)
-    np.testing.assert_array_equal(a.flat_params, b.flat_params)
+    np.testing.assert_array_equal(flat(a), flat(b))
 
 
 def test_adam_and_momentum_options(task):
@@ -207,7 +252,7 @@ def test_nan_inputs_are_reported_as_such():
     def sampler(n, rng):
         return np.full(n, np.nan), np.zeros(n, int)
 
-    with pytest.raises(FloatingPointError, match="batch contains NaN or infinite inputs"):
+    with pytest.raises(ValueError, match="x from the sampler must not contain NaN"):
         sn.train(sn.TwoLayerMLP(1, 4, 2, rng=0), sampler, steps=2, batch_size=4, lr=0.1)
 
 
@@ -234,7 +279,7 @@ def test_bad_arguments_are_rejected(task):
         (dict(data=task, lr=0.1, optimizer="adam", momentum=0.9), ValueError, "momentum applies to optimizer='sgd' only"),
         (dict(data=task, optimizer=sn.SGD({"w": np.zeros(1)}, 0.1)), ValueError, "optimizer must have been built on model.params"),
         (dict(data=task, lr=0.1, optimizer=sn.SGD(model.params, 0.1)), ValueError, "was given with an optimiser instance"),
-        (dict(data=task, lr=0.1, eval_x=np.zeros((3, 2)), snapshot_steps=[1]), ValueError, r"x must have shape \(N, 1\)"),
+        (dict(data=task, lr=0.1, eval_x=np.zeros((3, 2)), snapshot_steps=[1]), ValueError, r"eval_x must have shape \(n, 1\)"),
         (dict(data=task, lr=0.1, callback=3), TypeError, "callback must be callable"),
     ]
     for kwargs, error, match in cases:
@@ -266,11 +311,9 @@ def test_labels_out_of_range_from_a_sampler_are_rejected():
 @pytest.mark.parametrize("optimizer, lr", [("sgd", 0.1), ("adam", 1e-2)])
 def test_a_float32_model_learns_the_posterior_and_stays_float32(task, optimizer, lr):
     model = sn.TwoLayerMLP(1, 64, 2, rng=0, dtype=np.float32)
-    flat = model.flat_params
     eval_x = np.linspace(-2.0, 5.0, 8)
     history = sn.train(model, task, steps=500, batch_size=64, lr=lr, optimizer=optimizer,
                        rng=1, snapshot_steps=[500], eval_x=eval_x)
-    assert model.flat_params is flat and flat.dtype == np.float32
     assert all(p.dtype == np.float32 for p in model.params.values())
     assert history.losses.dtype == np.float64 and np.isfinite(history.losses).all()
     kl = task.expected_kl(model.predict_proba)  # the task's float64 posterior as reference
@@ -284,4 +327,4 @@ def test_a_float32_model_learns_the_posterior_and_stays_float32(task, optimizer,
     # a fixed float64 dataset works too (batches are converted to float32)
     x, c = task.sample(256, np.random.default_rng(2))
     sn.train(model, (x, c), steps=5, batch_size=64, lr=lr, optimizer=optimizer, rng=3)
-    assert model.flat_params.dtype == np.float32
+    assert all(p.dtype == np.float32 for p in model.params.values())

@@ -1,0 +1,42 @@
+r"""The engine: the chapters' mathematics, engineered for speed and pinned to them.
+
+The chapters (``scratchnet.layers``, ``scratchnet.mlp``, ...) are written to be
+read; this package is written to run fast.  Every piece says which chapter
+function it replaces, and ``tests/test_fast.py`` checks that the two compute
+the same thing:
+
+======================  ===============================  ==========================
+engine                  replaces                         pinned by (test_fast.py)
+======================  ===============================  ==========================
+``fast.MLP``            ``sn.MLP``, ``sn.TwoLayerMLP``   ``test_engine_matches_*``,
+                        (flat parameters, reused         ``test_training_ends_*``
+                        buffers, fused cross-entropy)
+``fast.FlatParams``     the ``params`` dict (views of    ``test_flat_params_*``,
+                        one vector, updated whole)       ``test_optim.py``
+``kernels.*_into``      ``layers.*_forward/_backward``   ``test_kernels_match_*``
+``kernels.cross_``      ``losses.cross_entropy_and_``    ``test_fused_cross_*``
+``entropy_and_grad_``   ``grad``
+``inplace``
+``fast.log_softmax``    ``sn.log_softmax`` (in blocks)   ``test_blocked_log_*``
+======================  ===============================  ==========================
+
+The experiments, the command line and ``benchmarks/bench_training.py`` run
+the engine; students read the chapters.
+
+Examples
+--------
+>>> import scratchnet as sn
+>>> model = sn.fast.MLP([1, 64, 2], rng=0)
+>>> history = sn.train(model, sn.tasks.separated(), steps=10, batch_size=64,
+...                    lr=0.1, rng=0)
+>>> history.steps
+10
+"""
+
+from __future__ import annotations
+
+from . import kernels
+from .kernels import log_softmax
+from .mlp import MLP, FlatParams
+
+__all__ = ["MLP", "FlatParams", "kernels", "log_softmax"]

@@ -1,0 +1,127 @@
+r"""What a training run records: the loss of every step and the snapshots.
+
+A run of :func:`scratchnet.train` leaves a :class:`History`: the mini-batch
+loss of every step (a noisy estimate of the population loss, which sits
+above the Bayes loss :math:`H(C \mid X)` by the expected KL divergence) and,
+at chosen steps, the model's probabilities on fixed inputs and its expected
+KL from the Bayes posterior.  It converts to and from plain JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict
+
+import numpy as np
+
+__all__ = ["History"]
+
+
+@dataclass
+class History:
+    r"""What a training run recorded: the loss curve and the snapshots.
+
+    Parameters
+    ----------
+    losses : ndarray of float64, shape (T,)
+        The mini-batch loss of every step, in nats (``losses[t]`` was
+        computed before update ``t + 1``).  ``T`` is the number of steps
+        done (fewer than asked if a callback stopped the run).
+    snapshot_steps : ndarray of int, shape (K,)
+        The step counts (number of updates made) at which snapshots were
+        taken.
+    snapshot_probs : ndarray of the model's dtype, shape (K, n_eval, M), or None
+        ``model.predict_proba(eval_x)`` at each snapshot (None without
+        ``eval_x``).
+    snapshot_kl : ndarray of float64, shape (K,), or None
+        ``task.expected_kl(model.predict_proba)`` at each snapshot, in nats
+        (None without a task).
+    eval_x : ndarray or None
+        The inputs of ``snapshot_probs``.
+    elapsed : float
+        Wall-clock seconds spent in the loop (snapshots included).
+    stopped_early : bool
+        True if the callback ended the run.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> h = sn.History(losses=np.array([0.7, 0.5]), snapshot_steps=np.array([2]),
+    ...                snapshot_probs=None, snapshot_kl=np.array([0.01]),
+    ...                eval_x=None, elapsed=0.001)
+    >>> h.steps, h.to_dict()["snapshot_kl"]
+    (2, [0.01])
+    """
+
+    losses: np.ndarray
+    snapshot_steps: np.ndarray
+    snapshot_probs: np.ndarray | None
+    snapshot_kl: np.ndarray | None
+    eval_x: np.ndarray | None
+    elapsed: float
+    stopped_early: bool = False
+
+    @property
+    def steps(self) -> int:
+        """The number of steps done, ``len(losses)``."""
+        return len(self.losses)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The record as plain lists, floats and None (JSON-serialisable).
+
+        Returns
+        -------
+        dict
+            Keys as the fields, plus ``"steps"``; arrays become nested lists.
+
+        Examples
+        --------
+        >>> import json
+        >>> import scratchnet as sn
+        >>> model = sn.TwoLayerMLP(1, 8, 2, rng=0)
+        >>> history = sn.train(model, sn.tasks.separated(), steps=5, batch_size=16,
+        ...                    lr=0.1, rng=0)
+        >>> record = history.to_dict()
+        >>> record["steps"], len(record["losses"])
+        (5, 5)
+        >>> sn.History.from_dict(json.loads(json.dumps(record))).steps
+        5
+        """
+
+        def plain(a: np.ndarray | None) -> Any:
+            return None if a is None else np.asarray(a).tolist()
+
+        return {
+            "steps": self.steps,
+            "losses": plain(self.losses),
+            "snapshot_steps": plain(self.snapshot_steps),
+            "snapshot_probs": plain(self.snapshot_probs),
+            "snapshot_kl": plain(self.snapshot_kl),
+            "eval_x": plain(self.eval_x),
+            "elapsed": float(self.elapsed),
+            "stopped_early": bool(self.stopped_early),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> History:
+        """Rebuild a History from :meth:`to_dict`'s output (e.g. read from JSON).
+
+        Parameters
+        ----------
+        d : dict
+            As returned by :meth:`to_dict`.
+
+        Returns
+        -------
+        History
+        """
+
+        def array(key: str, dtype: Any = np.float64) -> np.ndarray | None:
+            return None if d.get(key) is None else np.asarray(d[key], dtype=dtype)
+
+        return cls(losses=array("losses"),
+                   snapshot_steps=array("snapshot_steps", np.int64),
+                   snapshot_probs=array("snapshot_probs"),
+                   snapshot_kl=array("snapshot_kl"), eval_x=array("eval_x"),
+                   elapsed=float(d["elapsed"]),
+                   stopped_early=bool(d.get("stopped_early", False)))

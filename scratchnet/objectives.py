@@ -1,0 +1,333 @@
+r"""Loss objects: a loss of the network's outputs beside its gradient, pluggable.
+
+Training needs two things from a loss: its value on a batch and its gradient
+with respect to the network's outputs, :math:`\partial L / \partial f`, which
+``backward`` carries down the layers.  A *loss object* pairs a function of
+:mod:`scratchnet.losses` (or :mod:`scratchnet.scoring`) with its ``_grad``;
+models and :func:`scratchnet.train` accept one, or its name:
+
+=========================  ===================  ==================================
+name                       object               the trained outputs estimate
+=========================  ===================  ==================================
+``"cross_entropy"``        CrossEntropyLoss     :math:`P(c \mid x)` through the
+                                                softmax of the logits
+``"binary_cross_entropy"`` BCEWithLogitsLoss    :math:`P(1 \mid x)` through the
+                                                sigmoid of a single output
+``"mse"``                  MSELoss              :math:`P(c \mid x)` as the outputs
+                                                themselves (one-hot targets)
+``"hinge"``                MultiMarginLoss      only the most probable class
+=========================  ===================  ==================================
+
+Cross-entropy, its binary case and squared error on one-hot targets are
+*proper* scoring rules: their population minimiser is the Bayes posterior.
+The hinge loss is not; its minimiser gets the arg-max right and nothing else
+(see :mod:`scratchnet.scoring`).
+
+To write your own, subclass :class:`Loss` and define ``loss_and_grad``::
+
+    class Squared(sn.objectives.Loss):
+        name = "squared"
+        def loss_and_grad(self, outputs, targets):
+            r = outputs - targets
+            return float(np.mean(r ** 2)), 2 * r / r.size
+"""
+
+from __future__ import annotations
+
+from typing import Any, Tuple
+
+import numpy as np
+
+from .losses import (
+    binary_cross_entropy_with_logits,
+    binary_cross_entropy_with_logits_grad,
+    cross_entropy_and_grad,
+    mse_loss,
+    mse_loss_grad,
+)
+
+__all__ = ["LOSSES", "BCEWithLogitsLoss", "CrossEntropyLoss", "Loss", "MSELoss",
+           "get_loss"]
+
+
+class Loss:
+    r"""The base of every loss object: ``loss_and_grad(outputs, targets)``.
+
+    Attributes
+    ----------
+    name : str
+        The name :func:`get_loss` knows it by.
+
+    Notes
+    -----
+    A subclass defines :meth:`loss_and_grad`; calling the object gives the
+    loss and :meth:`grad` the gradient.  Losses are means over the batch.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> loss = sn.objectives.CrossEntropyLoss()
+    >>> print(f"{loss([[0.0, 0.0]], [1]):.4f}")
+    0.6931
+    """
+
+    name = "loss"
+
+    def loss_and_grad(self, outputs: Any, targets: Any) -> Tuple[float, np.ndarray]:
+        r"""The mean loss and :math:`\partial L / \partial \text{outputs}`.
+
+        Parameters
+        ----------
+        outputs : array_like, shape (N, M)
+            The network's outputs for a batch.
+        targets : array_like
+            What they are compared with.
+
+        Returns
+        -------
+        loss : float
+        grad : ndarray, shape of ``outputs``
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> sn.objectives.MSELoss().loss_and_grad([[1.0, 0.0]], [0])
+        (0.0, array([[0., 0.]]))
+        """
+        raise NotImplementedError(f"{type(self).__name__} must define loss_and_grad")
+
+    def __call__(self, outputs: Any, targets: Any) -> float:
+        return self.loss_and_grad(outputs, targets)[0]
+
+    def grad(self, outputs: Any, targets: Any) -> np.ndarray:
+        r"""The gradient :math:`\partial L / \partial \text{outputs}` alone.
+
+        Parameters
+        ----------
+        outputs, targets
+            As in :meth:`loss_and_grad`.
+
+        Returns
+        -------
+        ndarray, shape of ``outputs``
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> sn.objectives.CrossEntropyLoss().grad([[0.0, 0.0]], [1])
+        array([[ 0.5, -0.5]])
+        """
+        return self.loss_and_grad(outputs, targets)[1]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class CrossEntropyLoss(Loss):
+    r"""Mean cross-entropy of ``softmax(outputs)``: :func:`scratchnet.cross_entropy`.
+
+    Parameters
+    ----------
+    weight : array_like, shape (M,), optional
+        Class weights.
+    label_smoothing : float, default 0.0
+
+    Notes
+    -----
+    Gradient :math:`(q - \text{one\_hot}(c)) / N`.  Trained to its minimum,
+    ``softmax(outputs)`` is the posterior :math:`P(c \mid x)` (Gibbs'
+    inequality).
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> loss = sn.objectives.CrossEntropyLoss()
+    >>> print(f"{loss([[-1.0, -3, 4], [-3, 3, -1]], [0, 1]):.4f}")
+    2.5141
+    """
+
+    name = "cross_entropy"
+
+    def __init__(self, *, weight: Any = None, label_smoothing: float = 0.0) -> None:
+        self.weight, self.label_smoothing = weight, label_smoothing
+
+    def loss_and_grad(self, outputs: Any, targets: Any) -> Tuple[float, np.ndarray]:
+        """See :meth:`Loss.loss_and_grad`; ``targets`` are class indices (N,) or
+        distributions (N, M).
+
+        Parameters
+        ----------
+        outputs : array_like, shape (N, M)
+            Logits.
+        targets : array_like, shape (N,) of int or (N, M) of float
+
+        Returns
+        -------
+        loss : float
+        grad : ndarray, shape (N, M)
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> sn.objectives.CrossEntropyLoss().loss_and_grad([[0.0, 0.0]], [0])[1]
+        array([[-0.5,  0.5]])
+        """
+        loss, grad = cross_entropy_and_grad(outputs, targets, weight=self.weight,
+                                            label_smoothing=self.label_smoothing)
+        return float(loss), grad
+
+
+def _column(outputs: Any, targets: Any) -> Tuple[np.ndarray, np.ndarray]:
+    """(N,) targets beside (N, 1) outputs, as the (N, 1) column they describe."""
+    outputs, targets = np.asarray(outputs), np.asarray(targets)
+    one_column = outputs.ndim == 2 and outputs.shape[1] == 1
+    if one_column and targets.shape == outputs.shape[:1]:
+        targets = targets.reshape(-1, 1)
+    return outputs, targets
+
+
+class BCEWithLogitsLoss(Loss):
+    r"""Binary cross-entropy of one output (``binary_cross_entropy_with_logits``).
+
+    Parameters
+    ----------
+    pos_weight : float or array_like, optional
+        Weight of the positive term.
+
+    Notes
+    -----
+    For a one-output network, ``outputs`` of shape (N, 1) (or (N,)) and
+    ``targets`` of shape (N,), the class labels 0/1 or probabilities of class 1.
+    Gradient :math:`(\sigma(s) - y) / N`.  Trained to its minimum,
+    :math:`\sigma(s(x))` is :math:`P(1 \mid x)` under the sample's class
+    frequencies.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> loss = sn.objectives.BCEWithLogitsLoss()
+    >>> print(f"{loss([[0.0], [0.0]], [0, 1]):.4f}")
+    0.6931
+    """
+
+    name = "binary_cross_entropy"
+
+    def __init__(self, *, pos_weight: Any = None) -> None:
+        self.pos_weight = pos_weight
+
+    def loss_and_grad(self, outputs: Any, targets: Any) -> Tuple[float, np.ndarray]:
+        """See :meth:`Loss.loss_and_grad`.
+
+        Parameters
+        ----------
+        outputs : array_like, shape (N, 1) or (N,)
+            Logits of class 1.
+        targets : array_like, shape (N,)
+            0/1 labels or probabilities of class 1.
+
+        Returns
+        -------
+        loss : float
+        grad : ndarray, shape of ``outputs``
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> sn.objectives.BCEWithLogitsLoss().loss_and_grad([[0.0]], [1])[1]
+        array([[-0.5]])
+        """
+        outputs, targets = _column(outputs, targets)
+        kwargs = {"pos_weight": self.pos_weight}
+        return (float(binary_cross_entropy_with_logits(outputs, targets, **kwargs)),
+                binary_cross_entropy_with_logits_grad(outputs, targets, **kwargs))
+
+
+class MSELoss(Loss):
+    r"""Squared error, against one-hot rows for class indices (``mse_loss``).
+
+    Attributes
+    ----------
+    name : str
+        ``"mse"``.
+
+    Notes
+    -----
+    ``targets`` of shape (N,) beside outputs (N, M), M >= 2, are class
+    indices, compared as one-hot rows; beside (N, 1) outputs they are real
+    targets of that column.  The mean is over all N M entries, gradient
+    :math:`2 (o - y) / (N M)`.  Trained to its minimum on one-hot targets, the
+    outputs themselves estimate :math:`P(c \mid x)` (the Brier score is a
+    proper scoring rule), though nothing keeps them in [0, 1].
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> loss = sn.objectives.MSELoss()
+    >>> loss([[-1.0, 2, -1, -1], [1, 0, 1, 1]], [1, 1])   # "too right" = wrong
+    1.0
+    """
+
+    name = "mse"
+
+    def loss_and_grad(self, outputs: Any, targets: Any) -> Tuple[float, np.ndarray]:
+        """See :meth:`Loss.loss_and_grad`.
+
+        Parameters
+        ----------
+        outputs : array_like, shape (N, M)
+        targets : array_like, class indices (N,) or real targets of outputs' shape
+
+        Returns
+        -------
+        loss : float
+        grad : ndarray, shape of ``outputs``
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> sn.objectives.MSELoss().loss_and_grad([[0.5], [0.5]], [0, 1])
+        (0.25, array([[ 0.5],
+               [-0.5]]))
+        """
+        outputs, targets = _column(outputs, targets)
+        if outputs.ndim == 2 and outputs.shape[1] == 1:
+            targets = targets.astype(float)  # real targets, not class indices
+        return float(mse_loss(outputs, targets)), mse_loss_grad(outputs, targets)
+
+
+#: The loss objects by name.
+LOSSES = {cls.name: cls for cls in (CrossEntropyLoss, BCEWithLogitsLoss, MSELoss)}
+
+
+def get_loss(loss: Any = None) -> Loss:
+    """The loss object for ``loss``: a name, an object, or None for cross-entropy.
+
+    Parameters
+    ----------
+    loss : str or Loss or None
+        A key of :data:`LOSSES`, any object with ``loss_and_grad``, or None
+        (``"cross_entropy"``).
+
+    Returns
+    -------
+    Loss
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.objectives.get_loss("mse")
+    MSELoss()
+    >>> sn.objectives.get_loss(None)
+    CrossEntropyLoss()
+    """
+    if loss is None:
+        return CrossEntropyLoss()
+    if isinstance(loss, str):
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(map(repr, LOSSES))} or a "
+                             f"loss object; got {loss!r}")
+        return LOSSES[loss]()
+    if not callable(getattr(loss, "loss_and_grad", None)):
+        raise TypeError("loss must be a name like 'cross_entropy' or an object with "
+                        f".loss_and_grad(outputs, targets); got {type(loss).__name__}")
+    return loss

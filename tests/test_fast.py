@@ -1,0 +1,144 @@
+"""The engine is pinned to the chapters: every fast piece computes what it replaces."""
+
+import numpy as np
+import pytest
+
+import scratchnet as sn
+from scratchnet import layers
+from scratchnet.fast import FlatParams, kernels
+
+SIZES = [[1, 64, 2], [1, 64, 64, 2], [3, 7, 5, 4]]
+
+
+@pytest.mark.parametrize("init", sn.mlp.INITS)
+@pytest.mark.parametrize("sizes", SIZES)
+def test_engine_matches_reference_initial_parameters(sizes, init):
+    for dtype in (np.float64, np.float32):
+        ref = sn.MLP(sizes, rng=3, init=init, dtype=dtype)
+        eng = sn.fast.MLP(sizes, rng=3, init=init, dtype=dtype)
+        assert list(eng.params) == list(ref.params)
+        for k in ref.params:
+            np.testing.assert_array_equal(eng.params[k], ref.params[k])
+            assert np.shares_memory(eng.params[k], eng.params.flat)
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+@pytest.mark.parametrize("sizes", SIZES)
+def test_engine_matches_reference_forward_backward_and_loss(sizes, activation):
+    ref = sn.MLP(sizes, activation=activation, rng=0)
+    eng = sn.fast.MLP(sizes, activation=activation, rng=0)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((9, sizes[0]))
+    targets = rng.integers(0, sizes[-1], 9)
+    np.testing.assert_allclose(eng.forward(x), ref.forward(x), rtol=1e-14, atol=1e-15)
+    dlogits = rng.standard_normal((9, sizes[-1]))
+    g_ref, g_eng = ref.backward(dlogits), eng.backward(dlogits)
+    for k in g_ref:
+        np.testing.assert_allclose(g_eng[k], g_ref[k], rtol=1e-13, atol=1e-15)
+    for loss in ("cross_entropy", "mse", sn.objectives.CrossEntropyLoss(label_smoothing=0.1)):
+        l_ref, g_ref = ref.loss_and_grads(x, targets, loss=loss)
+        l_eng, g_eng = eng.loss_and_grads(x, targets, loss=loss)
+        assert l_eng == pytest.approx(l_ref, rel=1e-14)
+        for k in g_ref:
+            np.testing.assert_allclose(g_eng[k], g_ref[k], rtol=1e-12, atol=1e-16)
+    np.testing.assert_allclose(eng.predict_proba(x), ref.predict_proba(x), rtol=1e-13)
+
+
+@pytest.mark.parametrize("optimizer, lr, sizes", [("sgd", 0.1, [1, 64, 2]),
+                                                  ("adam", 1e-3, [1, 64, 64, 2])])
+def test_training_ends_within_1e_10_of_the_reference(optimizer, lr, sizes):
+    """1,000 steps on the same batches (float64): the engine ends where the chapters do."""
+    task = sn.tasks.sparse_tail()
+    ref, eng = sn.MLP(sizes, rng=0, init="torch"), sn.fast.MLP(sizes, rng=0, init="torch")
+    h_ref = sn.train(ref, task, steps=1000, batch_size=64, lr=lr, optimizer=optimizer, rng=1)
+    h_eng = sn.train(eng, task, steps=1000, batch_size=64, lr=lr, optimizer=optimizer, rng=1)
+    assert np.max(np.abs(h_eng.losses - h_ref.losses)) < 1e-10
+    worst = max(np.max(np.abs(eng.params[k] - ref.params[k])) for k in ref.params)
+    assert worst < 1e-10, worst
+    assert h_ref.losses[-100:].mean() < h_ref.losses[:100].mean()  # it did train
+
+
+def test_flat_params_are_views_and_assignment_copies_into_them():
+    model = sn.fast.MLP([3, 4, 2], rng=0)
+    flat = model.params.flat
+    assert flat.shape == (3 * 4 + 4 + 4 * 2 + 2,)
+    np.testing.assert_array_equal(
+        flat, np.concatenate([model.params[k].ravel() for k in ("W1", "b1", "W2", "b2")]))
+    model.params["b1"] = [1.0, 2.0, 3.0, 4.0]  # rebinding writes into the view
+    np.testing.assert_array_equal(flat[12:16], [1.0, 2.0, 3.0, 4.0])
+    assert model.params.flat is flat
+    with pytest.raises(ValueError, match=r"params\['b1'\] must keep its shape \(4,\) .*; got \(3,\)"):
+        model.params["b1"] = np.zeros(3)
+    with pytest.raises(KeyError, match="cannot add 'W9'"):
+        model.params["W9"] = np.zeros(1)
+    with pytest.raises(TypeError, match="cannot be deleted"):
+        del model.params["W1"]
+    with pytest.raises(ValueError, match=r"flat must have shape \(26,\)"):
+        FlatParams(np.zeros(5), model.layout)
+
+
+def test_kernels_match_the_layer_pairs():
+    rng = np.random.default_rng(2)
+    for d_in in (1, 5):  # one input feature takes the broadcast branch
+        x, W, b = rng.standard_normal((6, d_in)), rng.standard_normal((d_in, 3)), rng.standard_normal(3)
+        out, cache = layers.linear_forward(x, W, b)
+        np.testing.assert_array_equal(kernels.linear_into(x, W, b, np.empty((6, 3))), out)
+        dout = rng.standard_normal((6, 3))
+        dx, dW, db = layers.linear_backward(dout, cache)
+        bufs = np.empty((6, d_in)), np.empty((d_in, 3)), np.empty(3)
+        kernels.linear_backward_into(dout, x, W, *bufs)
+        for got, want in zip(bufs, (dx, dW, db)):
+            np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-16)
+    z = rng.standard_normal((5, 4))
+    da = rng.standard_normal((5, 4))
+    for name in ("relu", "tanh"):
+        forward, backward = getattr(layers, f"{name}_forward"), getattr(layers, f"{name}_backward")
+        out, cache = forward(z)
+        a = getattr(kernels, f"{name}_into")(z.copy())
+        np.testing.assert_array_equal(a, out)
+        got = getattr(kernels, f"{name}_backward_into")(da, a, np.empty((5, 4)))
+        np.testing.assert_allclose(got, backward(da, cache), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fused_cross_entropy_matches_the_loss_and_its_gradient(dtype):
+    rng = np.random.default_rng(6)
+    logits = (rng.standard_normal((7, 4)) * 30).astype(dtype)
+    targets = rng.integers(0, 4, 7)
+    loss, grad = sn.cross_entropy_and_grad(logits, targets)
+    work = logits.copy()
+    fused = kernels.cross_entropy_and_grad_inplace(work, targets, np.arange(7))
+    rtol, atol = (1e-13, 1e-16) if dtype == np.float64 else (1e-5, 1e-7)  # (1 - q)/N cancels
+    assert fused == pytest.approx(float(loss), rel=rtol)
+    assert work.dtype == dtype
+    np.testing.assert_allclose(work, grad, rtol=rtol, atol=atol)
+
+
+def test_blocked_log_softmax_equals_the_chapter():
+    rng = np.random.default_rng(7)
+    for shape, axis in (((3000, 50), -1), ((40, 2000), -1), ((5, 6, 7), 1), ((2, 3), 0)):
+        x = rng.standard_normal(shape) * 10
+        np.testing.assert_allclose(sn.fast.log_softmax(x, axis=axis), sn.log_softmax(x, axis=axis),
+                                   rtol=1e-15, atol=1e-15)
+    x = np.array([[0.0, -np.inf, 2.0]], np.float32)
+    got = sn.fast.log_softmax(x)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, sn.log_softmax(x))
+    with pytest.raises(ValueError, match="every entry is -inf"):
+        sn.fast.log_softmax([[-np.inf, -np.inf]])
+
+
+def test_engine_float32_buffers_stay_float32():
+    model = sn.fast.MLP([3, 8, 4], rng=0, dtype=np.float32)
+    _, grads = model.loss_and_grads(np.ones((6, 3)), [0, 1, 2, 3, 0, 1])
+    work = model._work[6]
+    assert all(a.dtype == np.float32 for a in work.hidden + work.dhidden + work.dpre)
+    assert grads.flat.dtype == np.float32 and model.params.flat.dtype == np.float32
+
+
+def test_engine_rejects_bad_targets_on_the_fused_path():
+    model = sn.fast.MLP([2, 3, 2], rng=0)
+    with pytest.raises(ValueError, match=r"targets must be integers in \[0, 2\); got 2"):
+        model.loss_and_grads(np.ones((3, 2)), [0, 1, 2])
+    with pytest.raises(ValueError, match=r"targets must hold one class index per row of x, shape \(3,\)"):
+        model.loss_and_grads(np.ones((3, 2)), [0, 1])
