@@ -10,8 +10,10 @@ The modules read in order, like chapters; each imports only those above it.
 ===================  ===========================================================
 ``softmax``          scores to probabilities: logsumexp, softmax, log_softmax,
                      sigmoid, log_sigmoid, one_hot
-``losses``           nll_loss, cross_entropy, binary cross-entropy, MSE, each
-                     with its gradient w.r.t. the model's outputs
+``losses``           nll_loss, cross_entropy, binary cross-entropy, each with
+                     its gradient w.r.t. the model's outputs
+``scoring``          proper and improper scoring rules: MSE (Brier score) and
+                     the multi-class hinge loss, with their gradients
 ``gradcheck``        numerical_gradient, gradient_check (central differences)
 ``information``      entropy, cross-entropy of distributions, KL divergence,
                      Gibbs' inequality, expected KL
@@ -39,7 +41,17 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from . import gaussian, gradcheck, information, layers, losses, mlp, optim, tasks
+from . import (
+    gaussian,
+    gradcheck,
+    information,
+    layers,
+    losses,
+    mlp,
+    optim,
+    scoring,
+    tasks,
+)
 from .gaussian import GaussianClasses, two_gaussian_posterior
 from .gradcheck import gradient_check, numerical_gradient
 from .information import (
@@ -56,13 +68,12 @@ from .losses import (
     cross_entropy,
     cross_entropy_and_grad,
     cross_entropy_grad,
-    mse_loss,
-    mse_loss_grad,
     nll_loss,
     nll_loss_grad,
 )
 from .mlp import MLP, TwoLayerMLP
 from .optim import SGD, Adam
+from .scoring import mse_loss, mse_loss_grad, multi_margin_loss, multi_margin_loss_grad
 from .softmax import log_sigmoid, log_softmax, logsumexp, one_hot, sigmoid, softmax
 from .train import History, train
 
@@ -106,12 +117,15 @@ __all__ = [
     "mlp",
     "mse_loss",
     "mse_loss_grad",
+    "multi_margin_loss",
+    "multi_margin_loss_grad",
     "nats_to_bits",
     "nll_loss",
     "nll_loss_grad",
     "numerical_gradient",
     "one_hot",
     "optim",
+    "scoring",
     "sigmoid",
     "softmax",
     "tasks",

@@ -6,7 +6,9 @@ import numpy as np
 CHAPTERS = [
     "_validation",
     "softmax",
+    "_loss_common",
     "losses",
+    "scoring",
     "gradcheck",
     "information",
     "gaussian",
