@@ -17,6 +17,7 @@ The modules read in order, like chapters; each imports only those above it.
 ``gradcheck``        numerical_gradient, gradient_check (central differences)
 ``information``      entropy, cross-entropy of distributions, KL divergence,
                      Gibbs' inequality, expected KL
+``units``            nats and bits (nats_to_bits, bits_to_nats), code length
 ``gaussian``         GaussianClasses: P(X, C), its Bayes posterior, Bayes loss
 ``tasks``            the three experimental settings as named presets
 ``layers``           forward/backward pairs: linear, relu, tanh
@@ -51,17 +52,11 @@ from . import (
     optim,
     scoring,
     tasks,
+    units,
 )
 from .gaussian import GaussianClasses, two_gaussian_posterior
 from .gradcheck import gradient_check, numerical_gradient
-from .information import (
-    bits_to_nats,
-    entropy,
-    expected_kl,
-    gibbs_inequality,
-    kl_divergence,
-    nats_to_bits,
-)
+from .information import entropy, expected_kl, gibbs_inequality, kl_divergence
 from .losses import (
     binary_cross_entropy_with_logits,
     binary_cross_entropy_with_logits_grad,
@@ -76,6 +71,7 @@ from .optim import SGD, Adam
 from .scoring import mse_loss, mse_loss_grad, multi_margin_loss, multi_margin_loss_grad
 from .softmax import log_sigmoid, log_softmax, logsumexp, one_hot, sigmoid, softmax
 from .train import History, train
+from .units import bits_to_nats, nats_to_bits
 
 _LAZY_MODULES = ("plotting", "experiments")
 
@@ -131,4 +127,5 @@ __all__ = [
     "tasks",
     "train",
     "two_gaussian_posterior",
+    "units",
 ]

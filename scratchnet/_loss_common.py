@@ -38,11 +38,15 @@ def _as_batch(x: Any, name: str, *, two_d: bool, allow_inf: bool = True,
         raise ValueError(f"{name} must be an array with a batch axis, shape (N, ...); "
                          "got a scalar")
     if two_d and x.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (N, M), one row of M "
-                         f"class scores per sample; got shape {x.shape}")
+        raise ValueError(
+            f"{name} must be a 2-D array of shape (N, M), one row of M class "
+            f"scores per sample; got shape {x.shape}"
+        )
     if x.size == 0:
-        raise ValueError(f"{name} must hold at least one sample with at least one "
-                         f"class (an empty batch has no loss); got shape {x.shape}")
+        raise ValueError(
+            f"{name} must hold at least one sample with at least one class "
+            f"(an empty batch has no loss); got shape {x.shape}"
+        )
     return x
 
 
@@ -51,8 +55,10 @@ def _class_indices(targets: Any, x: np.ndarray, name: str) -> np.ndarray:
     t = np.asarray(targets)
     n, m = x.shape
     if t.shape != (n,):
-        raise ValueError(f"targets must hold one class index per row of {name}, "
-                         f"shape ({n},); got shape {t.shape}")
+        raise ValueError(
+            f"targets must hold one class index per row of {name}, shape ({n},); "
+            f"got shape {t.shape}"
+        )
     return as_class_indices(t, m)
 
 
@@ -62,8 +68,10 @@ def _class_weight(weight: Any, num_classes: int, dtype: np.dtype) -> np.ndarray 
         return None
     w = as_float_array(weight, "weight", allow_inf=False)
     if w.shape != (num_classes,):
-        raise ValueError(f"weight must hold one number per class, shape "
-                         f"({num_classes},); got shape {w.shape}")
+        raise ValueError(
+            f"weight must hold one number per class, shape ({num_classes},); "
+            f"got shape {w.shape}"
+        )
     negative = w < 0
     if negative.any():
         raise ValueError(f"weight must be non-negative; got {w[negative][0]:g}"
@@ -75,17 +83,23 @@ def _mean_denominator(reduction: str, w_t: np.ndarray | None, n: int) -> Any:
     """:math:`\\sum_j w[t_j]` (or N without weights), the divisor of a mean (else 1)."""
     if reduction != "mean":
         return 1
-    total = n if w_t is None else w_t.sum()
+    if w_t is None:
+        return n
+    total = w_t.sum()
     if total == 0:
-        raise ValueError("weight gives every target class weight 0, so reduction="
-                         "'mean' (which divides by sum_j weight[targets[j]]) is 0/0; "
-                         "give the target classes positive weight or use "
-                         "reduction='sum'")
+        raise ValueError(
+            "weight gives every target class weight 0, so reduction='mean' "
+            "(which divides by sum_j weight[targets[j]]) is 0/0; give the "
+            "target classes positive weight or use reduction='sum'"
+        )
     return total
 
 
 def _mul0(c: Any, v: np.ndarray) -> np.ndarray:
-    """``c * v`` with 0 * inf = 0: neither holds NaN, so a NaN product is 0 * inf."""
+    """``c * v`` with the convention 0 * inf = 0 (a weight of 0 silences a term).
+
+    Neither factor holds NaN, so a NaN in the product can only be 0 * inf.
+    """
     with np.errstate(invalid="ignore", over="ignore"):
         out = np.multiply(c, v)
     if np.isnan(np.min(out)):  # the min propagates NaN: no boolean temporary

@@ -11,6 +11,7 @@ CHAPTERS = [
     "scoring",
     "gradcheck",
     "information",
+    "units",
     "gaussian",
     "tasks",
     "layers",
