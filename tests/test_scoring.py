@@ -133,12 +133,12 @@ def test_mse_loss_grad(reduction, kind):
     def f():
         return np.sum(sn.mse_loss(logits, y, reduction=reduction))
 
-    np.testing.assert_allclose(
-        sn.mse_loss_grad(logits, y, reduction=reduction),
-        numerical_grad(f, logits),
-        rtol=1e-7,
-        atol=1e-9,
+    grad = sn.mse_loss_grad(logits, y, reduction=reduction)
+    np.testing.assert_allclose(grad, numerical_grad(f, logits), rtol=1e-7, atol=1e-9)
+    error = sn.gradient_check(
+        lambda z: np.sum(sn.mse_loss(z, y, reduction=reduction)), grad, logits
     )
+    assert error < 1e-6, f"relative error {error:.2e}"
 
 
 def test_mse_loss_grad_leaves_its_input_alone():
