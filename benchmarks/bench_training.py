@@ -1,4 +1,4 @@
-"""Training speed: the engine, the reference chapters and PyTorch on the CPU, in one run.
+"""Training speed: the engine, the reference chapters and PyTorch (CPU), in one run.
 
 Usage::
 
@@ -193,7 +193,8 @@ def main():
         history = sn.train(model, task, steps=50_000, batch_size=64, lr=1e-3,
                            optimizer="adam", rng=0)
         print(f"\n50,000 steps of fast.MLP [1, 64, 64, 2], Adam lr 1e-3, batch 64, "
-              f"fresh task samples every step, through sn.train: {history.elapsed:.2f} s "
+              f"fresh task samples every step, through sn.train: "
+              f"{history.elapsed:.2f} s "
               f"({history.steps / history.elapsed:,.0f} steps/s)")
 
 

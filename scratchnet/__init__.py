@@ -10,12 +10,15 @@ The modules read in order, like chapters; each imports only those above it.
 ===================  ===========================================================
 ``softmax``          scores to probabilities: logsumexp, softmax, log_softmax,
                      sigmoid, log_sigmoid, one_hot
-``losses``           nll_loss, cross_entropy, binary cross-entropy, MSE, each
-                     with its gradient w.r.t. the model's outputs
+``losses``           nll_loss, cross_entropy, binary cross-entropy, each with
+                     its gradient w.r.t. the model's outputs
+``scoring``          proper and improper scoring rules: MSE (Brier score) and
+                     the multi-class hinge loss, with their gradients
 ``objectives``       loss objects (a loss beside its gradient), by name
 ``gradcheck``        numerical_gradient, gradient_check (central differences)
 ``information``      entropy, cross-entropy of distributions, KL divergence,
                      Gibbs' inequality, expected KL
+``units``            nats and bits (nats_to_bits, bits_to_nats), code length
 ``gaussian``         GaussianClasses: P(X, C), its Bayes posterior, Bayes loss
 ``tasks``            the three experimental settings as named presets
 ``layers``           forward/backward pairs: linear, relu, tanh, softmax,
@@ -52,35 +55,30 @@ from . import (
     mlp,
     objectives,
     optim,
+    scoring,
     tasks,
+    units,
 )
 from .gaussian import GaussianClasses, two_gaussian_posterior
 from .gradcheck import gradient_check, numerical_gradient
 from .history import History
-from .information import (
-    bits_to_nats,
-    entropy,
-    expected_kl,
-    gibbs_inequality,
-    kl_divergence,
-    nats_to_bits,
-)
+from .information import entropy, expected_kl, gibbs_inequality, kl_divergence
 from .losses import (
     binary_cross_entropy_with_logits,
     binary_cross_entropy_with_logits_grad,
     cross_entropy,
     cross_entropy_and_grad,
     cross_entropy_grad,
-    mse_loss,
-    mse_loss_grad,
     nll_loss,
     nll_loss_grad,
 )
 from .mlp import MLP, TwoLayerMLP
 from .objectives import get_loss
 from .optim import SGD, Adam, Optimizer
+from .scoring import mse_loss, mse_loss_grad, multi_margin_loss, multi_margin_loss_grad
 from .softmax import log_sigmoid, log_softmax, logsumexp, one_hot, sigmoid, softmax
 from .train import train, train_step
+from .units import bits_to_nats, nats_to_bits
 
 _LAZY_MODULES = ("plotting", "experiments")
 
@@ -128,6 +126,8 @@ __all__ = [
     "mlp",
     "mse_loss",
     "mse_loss_grad",
+    "multi_margin_loss",
+    "multi_margin_loss_grad",
     "nats_to_bits",
     "nll_loss",
     "nll_loss_grad",
@@ -135,10 +135,12 @@ __all__ = [
     "objectives",
     "one_hot",
     "optim",
+    "scoring",
     "sigmoid",
     "softmax",
     "tasks",
     "train",
     "train_step",
     "two_gaussian_posterior",
+    "units",
 ]

@@ -1,7 +1,6 @@
 r"""Entropy, cross-entropy and KL divergence: why the loss minimiser is P(C|x).
 
-For two distributions :math:`p` and :math:`q` over the same :math:`M`
-outcomes,
+For two distributions :math:`p` and :math:`q` over the same :math:`M` outcomes,
 
 .. math::
 
@@ -9,14 +8,9 @@ outcomes,
     H(p, q) = -\sum_i p_i \log q_i, \qquad
     \mathrm{KL}(p \,\|\, q) = \sum_i p_i \log \frac{p_i}{q_i} = H(p, q) - H(p).
 
-**Units and coding.**  With the natural log the unit is the *nat*, with
-:math:`\log_2` the *bit*; 1 nat :math:`= 1/\ln 2 \approx 1.4427` bits.  A
-uniform distribution over 256 values has :math:`\log_2 256 = 8` bits, one
-byte.  Bits measure code length: for any :math:`q` there is a prefix code
-that spends at most :math:`-\log_2 q(y) + 1` bits on symbol :math:`y`, so
-coding symbols drawn from :math:`p` with a code built for :math:`q` costs
-:math:`H(p, q)` bits per symbol (within one), and :math:`\mathrm{KL}(p \| q)`
-is the overhead of believing :math:`q` when the truth is :math:`p`.
+With the natural log the unit is the *nat*, with :math:`\log_2` the *bit*;
+the next chapter, :mod:`scratchnet.units`, converts between them and reads
+:math:`H(p, q)` and :math:`\mathrm{KL}(p \| q)` as code lengths.
 
 **Gibbs' inequality.**  :math:`H(p, q) \ge H(p)`, i.e.
 :math:`\mathrm{KL}(p \| q) \ge 0`, with equality only for :math:`q = p`.
@@ -55,11 +49,11 @@ Conventions shared by every function here:
 * :math:`0 \log 0 = 0`, and a term with :math:`p_i = 0` contributes 0 whatever
   :math:`q_i` is (even 0); :math:`p_i > 0 = q_i` gives ``+inf``, with no
   warning and no NaN.
-* Inputs must be distributions (non-negative, summing to 1 within 1e-6)
-  or a ``ValueError`` says which is wrong; unlike ``scipy.stats.entropy``
-  nothing is silently renormalised.
-* ``base=None`` gives nats, ``base=2`` bits.  float32 stays float32; 1-D
-  input gives a NumPy scalar, more dimensions an array.
+* Inputs must be distributions (non-negative, summing to 1 within 1e-6) or a
+  ``ValueError`` says which is wrong; nothing is silently renormalised (unlike
+  ``scipy.stats.entropy``).
+* ``base=None`` gives nats, ``base=2`` bits.  float32 stays float32; 1-D input
+  gives a NumPy scalar, more dimensions an array.
 """
 
 from __future__ import annotations
@@ -80,23 +74,14 @@ from ._validation import (
 from .softmax import logsumexp
 
 __all__ = [
-    "GibbsResult",
-    "bits_to_nats",
-    "cross_entropy",
-    "entropy",
-    "expected_kl",
-    "gibbs_inequality",
+    "GibbsResult", "cross_entropy", "entropy", "expected_kl", "gibbs_inequality",
     "kl_divergence",
-    "nats_to_bits",
 ]
 
 _ATOL = 1e-6  # how far a distribution's total may stray from 1
-_LN2 = float(np.log(2.0))  # nats per bit
 
 
-# --------------------------------------------------------------------------
-# Private building blocks: validation, the masked log, the masked sum.
-# --------------------------------------------------------------------------
+# ---- Private building blocks: validation, the masked log, the masked sum ----
 
 
 def _log_base(base: Any) -> float | None:
@@ -105,10 +90,8 @@ def _log_base(base: Any) -> float | None:
         return None
     value = check_scalar(base, "base")  # a real number, not NaN, not a bool
     if not 0 < value < np.inf or value == 1:
-        raise ValueError(
-            "base must be a positive real number other than 1 (None for nats, "
-            f"2 for bits); got {value:g}"
-        )
+        raise ValueError("base must be a positive real number other than 1 (None "
+                         f"for nats, 2 for bits); got {value:g}")
     return float(np.log(value))
 
 
@@ -157,21 +140,16 @@ def _outcome_axis(shapes: dict, axis: Any) -> tuple[int, int]:
     try:
         shape = np.broadcast_shapes(*shapes.values())
     except ValueError:
-        raise ValueError(
-            f"{names} must have broadcastable shapes; got shapes {got}"
-        ) from None
+        raise ValueError(f"{names} must have broadcastable shapes; got shapes "
+                         f"{got}") from None
     axis = normalize_axis(axis, len(shape))
     for s in shapes.values():
         if ((1,) * (len(shape) - len(s)) + tuple(s))[axis] != shape[axis]:
-            raise ValueError(
-                f"{names} must have the same number of outcomes along axis "
-                f"{axis}; got shapes {got}"
-            )
+            raise ValueError(f"{names} must have the same number of outcomes "
+                             f"along axis {axis}; got shapes {got}")
     if shape[axis] == 0:
-        raise ValueError(
-            f"{names} must have at least one outcome along axis {axis}; "
-            f"got shapes {got}"
-        )
+        raise ValueError(f"{names} must have at least one outcome along axis "
+                         f"{axis}; got shapes {got}")
     return len(shape), axis
 
 
@@ -203,11 +181,9 @@ def _check_log_distribution(log_q: np.ndarray, name: str, axis: int, ndim: int) 
     totals = np.asarray(logsumexp(own, axis=own_axis))
     off = ~(np.abs(totals) <= _ATOL)
     if off.any():
-        raise ValueError(
-            f"{name} must be log-probabilities whose logsumexp along axis "
-            f"{own_axis} is 0 (within {_ATOL:g}); got {totals[off].flat[0]:.10g}"
-            f"{_where(off)}"
-        )
+        raise ValueError(f"{name} must be log-probabilities whose logsumexp along "
+                         f"axis {own_axis} is 0 (within {_ATOL:g}); got "
+                         f"{totals[off].flat[0]:.10g}{_where(off)}")
 
 
 def _prepare(p: Any, q: Any, log_q: Any, axis: Any, p_name: str = "p",
@@ -237,9 +213,7 @@ def _prepare(p: Any, q: Any, log_q: Any, axis: Any, p_name: str = "p",
     return _pad(p, ndim), _pad(log_other, ndim), axis
 
 
-# --------------------------------------------------------------------------
-# Public functions.
-# --------------------------------------------------------------------------
+# ---- Public functions ----
 
 
 def entropy(p: Any, *, base: float | None = None, axis: int = -1) -> Any:
@@ -262,9 +236,8 @@ def entropy(p: Any, *, base: float | None = None, axis: int = -1) -> Any:
 
     Notes
     -----
-    Convention :math:`0 \log 0 = 0` (the limit of :math:`t \log t`): zero
-    entries are skipped, so they add nothing and raise no warning.  ``p``
-    must be non-negative and sum to 1 within 1e-6, or ``ValueError``.
+    :math:`0 \log 0 = 0`, the limit of :math:`t \log t`: zero entries are
+    skipped, adding nothing and raising no warning.
 
     Examples
     --------
@@ -306,14 +279,12 @@ def cross_entropy(p: Any, q: Any = None, *, log_q: Any = None,
     Returns
     -------
     float or ndarray, broadcast shape without ``axis``
-        :math:`H(p, q) \ge H(p)`, possibly ``+inf``.
+        :math:`H(p, q) \ge H(p)`, ``+inf`` if some :math:`p_i > 0 = q_i`.
 
     Notes
     -----
-    A term with :math:`p_i = 0` is 0 whatever :math:`q_i` is; :math:`p_i > 0`
-    with :math:`q_i = 0` makes the result ``+inf`` (no warning).  ``q`` must
-    sum to 1 within 1e-6; ``log_q`` must have ``logsumexp`` 0 within 1e-6.
-    ``log_q`` keeps full precision where :math:`q_i` would underflow to 0.
+    ``q`` must sum to 1 within 1e-6, ``log_q`` have ``logsumexp`` 0 within
+    1e-6.  ``log_q`` keeps full precision where :math:`q_i` would underflow to 0.
 
     Examples
     --------
@@ -338,16 +309,9 @@ def kl_divergence(p: Any, q: Any = None, *, log_q: Any = None,
 
     Parameters
     ----------
-    p : array_like, shape (..., M, ...)
-        The true distributions along ``axis``.
-    q : array_like, shape (..., M, ...), optional
-        The approximating distributions; broadcasts against ``p``.
-    log_q : array_like, shape (..., M, ...), optional
-        :math:`\log q` instead of ``q``; give exactly one of the two.
-    base : float, optional
-        None for nats, 2 for bits.
-    axis : int, default -1
-        The outcome axis.
+    p, q, log_q, base, axis
+        As in :func:`cross_entropy`: ``p`` the true distributions, ``q`` (or
+        ``log_q``) the approximating ones.
 
     Returns
     -------
@@ -357,13 +321,10 @@ def kl_divergence(p: Any, q: Any = None, *, log_q: Any = None,
     Notes
     -----
     Computed term by term as :math:`\sum_{p_i > 0} p_i (\log p_i - \log q_i)`
-    (the rounding error is of order :math:`\epsilon (H(p) + H(p, q))`, as for
-    the difference of the two entropies): exactly 0 for :math:`q = p`, and
-    entries as small as 1e-300, or subnormal, keep their exact logs (a ratio
-    :math:`p_i / q_i` could overflow).  :math:`p_i = 0` contributes 0
-    whatever :math:`q_i` is; :math:`p_i > 0 = q_i` gives ``+inf`` with no
-    warning.  Not symmetric:
-    :math:`\mathrm{KL}(p \| q) \ne \mathrm{KL}(q \| p)` in general.
+    (rounding error of order :math:`\epsilon (H(p) + H(p, q))`, as for the
+    difference of the two entropies): exactly 0 for :math:`q = p`, and entries
+    as small as 1e-300, or subnormal, keep their exact logs (a ratio
+    :math:`p_i / q_i` could overflow).
 
     Examples
     --------
@@ -437,16 +398,8 @@ def gibbs_inequality(p: Any, q: Any = None, *, log_q: Any = None,
 
     Parameters
     ----------
-    p : array_like, shape (..., M, ...)
-        The true distributions along ``axis``.
-    q : array_like, shape (..., M, ...), optional
-        The approximating distributions; broadcasts against ``p``.
-    log_q : array_like, shape (..., M, ...), optional
-        :math:`\log q` instead of ``q``; give exactly one of the two.
-    base : float, optional
-        None for nats, 2 for bits.
-    axis : int, default -1
-        The outcome axis.
+    p, q, log_q, base, axis
+        As in :func:`cross_entropy`.
 
     Returns
     -------
@@ -463,11 +416,10 @@ def gibbs_inequality(p: Any, q: Any = None, *, log_q: Any = None,
             = \mathbb{E}_p\!\left[-\log \tfrac{q}{p}\right]
             \ge -\log \mathbb{E}_p\!\left[\tfrac{q}{p}\right] \ge 0
 
-    by Jensen's inequality, with equality iff :math:`q = p`.  The gap is
-    computed term by term as in :func:`kl_divergence`, so it is exactly
-    ``kl_divergence(p, q)``, equals ``cross_entropy - entropy`` up to
-    rounding and is exactly 0 for :math:`q = p`.  Conventions as in
-    :func:`cross_entropy`.
+    by Jensen's inequality, with equality iff :math:`q = p`.  The gap is computed
+    term by term as in :func:`kl_divergence`, so it is exactly
+    ``kl_divergence(p, q)``, equals ``cross_entropy - entropy`` up to rounding
+    and is exactly 0 for :math:`q = p`.
 
     Examples
     --------
@@ -513,9 +465,8 @@ def expected_kl(p_cond: Any, q_cond: Any, weights: Any, *,
 
     Notes
     -----
-    A row with weight 0 contributes 0 even if its KL is ``+inf`` (an input
-    with :math:`P(x) = 0` does not count).  Per-row conventions as in
-    :func:`kl_divergence`.
+    A row with weight 0 contributes 0 even if its KL is ``+inf`` (an input with
+    :math:`P(x) = 0` does not count); per row as :func:`kl_divergence`.
 
     Examples
     --------
@@ -530,18 +481,14 @@ def expected_kl(p_cond: Any, q_cond: Any, weights: Any, *,
     ln_base = _log_base(base)
     p_arr = as_float_array(p_cond, "p_cond", check_nan=False)
     if p_arr.ndim != 2:
-        raise ValueError(
-            "p_cond must have shape (n, M), one conditional distribution per "
-            f"row; got shape {p_arr.shape}"
-        )
+        raise ValueError("p_cond must have shape (n, M), one conditional "
+                         f"distribution per row; got shape {p_arr.shape}")
     q_arr = as_float_array(q_cond, "q_cond", check_nan=False)
     check_same_shape(p_arr, q_arr, "p_cond", "q_cond")
     w = as_float_array(weights, "weights", check_nan=False)
     if w.shape != p_arr.shape[:1]:
-        raise ValueError(
-            f"weights must have shape (n,) = {p_arr.shape[:1]}, one weight per "
-            f"row of p_cond; got shape {w.shape}"
-        )
+        raise ValueError(f"weights must have shape (n,) = {p_arr.shape[:1]}, one "
+                         f"weight per row of p_cond; got shape {w.shape}")
     check_distribution(w, "weights", 0, atol=_ATOL)
     p, log_q, _ = _prepare(p_arr, q_arr, None, -1, "p_cond", "q_cond")
     log_p = _log(p)
@@ -549,53 +496,3 @@ def expected_kl(p_cond: Any, q_cond: Any, weights: Any, *,
     total = _sum_over_support(w[:, None], kl, 0)  # w = 0 rows skipped: no 0 * inf
     return _finish(total[0], 0, ln_base)
 
-
-def nats_to_bits(x: Any) -> Any:
-    r"""Convert nats to bits: :math:`x / \ln 2` (1 nat :math:`\approx` 1.4427 bits).
-
-    Parameters
-    ----------
-    x : array_like
-        Information in nats, any shape.
-
-    Returns
-    -------
-    float or ndarray, same shape
-        The same information in bits; float32 stays float32.
-
-    Notes
-    -----
-    Divides by :math:`\ln 2` exactly as ``base=2`` does, so
-    ``nats_to_bits(sn.entropy(p)) == sn.entropy(p, base=2)``.
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> print(f"{sn.nats_to_bits(1.0):.4f}")
-    1.4427
-    """
-    x = as_float_array(x, "x")
-    return unwrap(x / x.dtype.type(_LN2))
-
-
-def bits_to_nats(x: Any) -> Any:
-    r"""Convert bits to nats: :math:`x \ln 2` (1 bit :math:`\approx` 0.6931 nats).
-
-    Parameters
-    ----------
-    x : array_like
-        Information in bits, any shape.
-
-    Returns
-    -------
-    float or ndarray, same shape
-        The same information in nats; float32 stays float32.
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> print(f"{sn.bits_to_nats(8.0):.4f}")  # one byte, in nats
-    5.5452
-    """
-    x = as_float_array(x, "x")
-    return unwrap(x * x.dtype.type(_LN2))

@@ -1,53 +1,37 @@
 r"""Classification losses, each beside its gradient with respect to the model's outputs.
 
 **Maximum likelihood is cross-entropy.**  A classifier turns its logits
-:math:`f(x_j)` into probabilities
-:math:`q(C \mid x_j) = \operatorname{softmax}(f(x_j))`.
-The likelihood of the observed labels :math:`c_1, \dots, c_N` is
-:math:`\prod_j q(c_j \mid x_j)`; maximising it is minimising the average
-negative log-likelihood
+:math:`f(x_j)` into :math:`q(C \mid x_j) = \operatorname{softmax}(f(x_j))`.
+Maximising the likelihood :math:`\prod_j q(c_j \mid x_j)` of the observed
+labels is minimising the average negative log-likelihood
 
 .. math::
 
     L = -\frac{1}{N} \sum_{j=1}^{N} \log q(C = c_j \mid x_j) ,
 
-the *cross-entropy* between the labels and the model.  Computing
-:math:`\log q` with ``log_softmax`` and then picking the target entry
-(:func:`nll_loss`) gives the same number as :func:`cross_entropy` on the
-logits, which never forms :math:`\log q` at all:
-:math:`-\log q(c \mid x) = \operatorname{logsumexp}(f) - f_c`.
+the *cross-entropy* between the labels and the model.  :func:`nll_loss` picks
+the target entry of ``log_softmax(f)``; :func:`cross_entropy` gets the same
+number from the logits, :math:`-\log q(c \mid x) = \operatorname{logsumexp}(f) - f_c`.
 
-**The gradient is "prediction minus target".**  For one sample with target
-distribution :math:`y` (one-hot for a class index),
+**The gradient is "prediction minus target".**  For a target distribution
+:math:`y` (one-hot for a class index), :math:`\partial L_j / \partial f_i =
+q_i - y_i`: a gradient step moves probability from where the model put too
+much to where the label is.  This signal trains every classifier in
+scratchnet, and is why softmax and cross-entropy are always paired.
 
-.. math::
+**Binary case.**  One logit :math:`s` and :math:`q(A \mid x) = \sigma(s)` give
+:math:`-y \log \sigma(s) - (1 - y) \log \sigma(-s)`, with gradient
+:math:`\sigma(s) - y` (:func:`binary_cross_entropy_with_logits`).  Squared
+error and the hinge loss, and whether they learn :math:`P(C \mid x)`, are the
+next chapter, :mod:`scratchnet.scoring`.
 
-    \frac{\partial L_j}{\partial f_i} = q_i - y_i ,
+Conventions shared by every loss (here and in :mod:`scratchnet.scoring`):
 
-so a gradient step moves probability from where the model put too much to
-where the label is.  This is the signal that trains every classifier in
-scratchnet, and why softmax and cross-entropy are always paired.
-
-**Binary case.**  One logit :math:`s` and
-:math:`q(A \mid x) = \sigma(s)` give the binary cross-entropy
-:math:`-y \log \sigma(s) - (1 - y) \log \sigma(-s)`, whose gradient is
-:math:`\sigma(s) - y` (:func:`binary_cross_entropy_with_logits`).
-
-**Why not squared error.**  :func:`mse_loss` on one-hot targets
-treats labels as Gaussian-noisy real numbers and pulls each output to a fixed
-point, so it penalises an output that is *more* confidently right; see its
-Notes (and the derivation page of the documentation, which also covers the
-binary case).
-
-Conventions shared by every loss:
-
-* ``reduction`` is ``"mean"`` (default), ``"sum"`` or ``"none"``, with the
-  semantics of ``torch.nn.functional``.  An empty batch is an error.
-* ``<loss>_grad`` takes the same arguments as ``<loss>`` and returns
-  :math:`\partial\,\text{loss} / \partial\,\text{(first argument)}`, of the first
-  argument's shape.  With ``reduction="none"`` every sample's loss depends only
-  on its own row, so the rows of the result are the per-sample gradients (the
-  gradient of the *sum* of the returned losses).
+* ``reduction`` is ``"mean"`` (default), ``"sum"`` or ``"none"``, as in
+  ``torch.nn.functional``; an empty batch is an error.
+* ``<loss>_grad`` takes the arguments of ``<loss>`` and returns the gradient
+  with respect to the first one, of its shape; with ``"none"``, row :math:`j`
+  is that of sample :math:`j`'s loss (the gradient of the *sum* of the losses).
 * :math:`0 \cdot \infty = 0`: a term with weight or probability 0 contributes
   nothing, even where the log-probability is :math:`-\infty`.  A logit of
   ``-inf`` on the target class gives the loss ``+inf``, without a warning.
@@ -56,13 +40,22 @@ Conventions shared by every loss:
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Union
+from typing import Any
 
 import numpy as np
 
+from ._loss_common import (
+    Loss,
+    _as_batch,
+    _class_indices,
+    _class_weight,
+    _mean_denominator,
+    _mul0,
+    _reduce,
+    _scale,
+)
 from ._validation import (
     _where,
-    as_class_indices,
     as_float_array,
     check_distribution,
     check_no_nan,
@@ -73,123 +66,13 @@ from ._validation import (
 from .softmax import _check_some_finite, _row_max, log_sigmoid, sigmoid
 
 __all__ = [
-    "binary_cross_entropy_with_logits",
-    "binary_cross_entropy_with_logits_grad",
-    "cross_entropy",
-    "cross_entropy_and_grad",
-    "cross_entropy_grad",
-    "mse_loss",
-    "mse_loss_grad",
-    "nll_loss",
-    "nll_loss_grad",
+    "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits_grad",
+    "cross_entropy", "cross_entropy_and_grad", "cross_entropy_grad",
+    "nll_loss", "nll_loss_grad",
 ]
 
-#: A reduced loss is a NumPy scalar (``"mean"``, ``"sum"``); ``"none"`` gives an array.
-Loss = Union[np.floating, np.ndarray]
 
-
-# --------------------------------------------------------------------------
-# Shared pieces: input checks, the 0 * inf = 0 product, reductions
-# --------------------------------------------------------------------------
-
-
-def _as_batch(x: Any, name: str, *, two_d: bool, allow_inf: bool = True,
-              check_nan: bool = True) -> np.ndarray:
-    """``x`` as a float array with at least one sample; (N, M) if ``two_d``."""
-    x = as_float_array(x, name, allow_inf=allow_inf, check_nan=check_nan)
-    if x.ndim == 0:
-        raise ValueError(f"{name} must be an array with a batch axis, shape (N, ...); "
-                         "got a scalar")
-    if two_d and x.ndim != 2:
-        raise ValueError(
-            f"{name} must be a 2-D array of shape (N, M), one row of M class "
-            f"scores per sample; got shape {x.shape}"
-        )
-    if x.size == 0:
-        raise ValueError(
-            f"{name} must hold at least one sample with at least one class "
-            f"(an empty batch has no loss); got shape {x.shape}"
-        )
-    return x
-
-
-def _class_indices(targets: Any, x: np.ndarray, name: str) -> np.ndarray:
-    """Class indices of shape (N,), one per row of the (N, M) ``x``."""
-    t = np.asarray(targets)
-    n, m = x.shape
-    if t.shape != (n,):
-        raise ValueError(
-            f"targets must hold one class index per row of {name}, shape ({n},); "
-            f"got shape {t.shape}"
-        )
-    return as_class_indices(t, m)
-
-
-def _class_weight(weight: Any, num_classes: int, dtype: np.dtype) -> np.ndarray | None:
-    """Per-class weights of shape (M,), finite and non-negative, or None."""
-    if weight is None:
-        return None
-    w = as_float_array(weight, "weight", allow_inf=False)
-    if w.shape != (num_classes,):
-        raise ValueError(
-            f"weight must hold one number per class, shape ({num_classes},); "
-            f"got shape {w.shape}"
-        )
-    negative = w < 0
-    if negative.any():
-        raise ValueError(f"weight must be non-negative; got {w[negative][0]:g}"
-                         f"{_where(negative)}")
-    return w.astype(dtype, copy=False)
-
-
-def _mean_denominator(reduction: str, w_t: np.ndarray | None, n: int) -> Any:
-    """:math:`\\sum_j w[t_j]` (or N without weights), the divisor of a mean (else 1)."""
-    if reduction != "mean":
-        return 1
-    if w_t is None:
-        return n
-    total = w_t.sum()
-    if total == 0:
-        raise ValueError(
-            "weight gives every target class weight 0, so reduction='mean' "
-            "(which divides by sum_j weight[targets[j]]) is 0/0; give the "
-            "target classes positive weight or use reduction='sum'"
-        )
-    return total
-
-
-def _mul0(c: Any, v: np.ndarray) -> np.ndarray:
-    """``c * v`` with the convention 0 * inf = 0 (a weight of 0 silences a term).
-
-    Neither factor holds NaN, so a NaN in the product can only be 0 * inf.
-    """
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = np.multiply(c, v)
-    if np.isnan(np.min(out)):  # the min propagates NaN: no boolean temporary
-        out[np.isnan(out)] = 0
-    return out
-
-
-def _reduce(losses: np.ndarray, reduction: str, denominator: Any) -> Loss:
-    """Apply ``reduction`` to per-sample (or per-element) losses."""
-    if reduction == "none":
-        return losses
-    total = losses.sum()
-    if reduction == "mean":
-        total = total / denominator
-    return np.asarray(total, dtype=losses.dtype)[()]
-
-
-def _scale(reduction: str, denominator: Any) -> float:
-    """d(reduced loss) / d(each per-sample loss): 1/denominator for a mean, else 1."""
-    return 1.0 / denominator if reduction == "mean" else 1.0
-
-
-# --------------------------------------------------------------------------
-# Negative log-likelihood
-# --------------------------------------------------------------------------
-
-
+# ---- Negative log-likelihood ----
 def _nll(log_probs: Any, targets: Any, weight: Any, reduction: str):
     """Checked (log_probs, targets, weight[targets] or None, reduction) of nll_loss."""
     reduction = check_reduction(reduction)
@@ -215,8 +98,8 @@ def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
     Parameters
     ----------
     log_probs : array_like, shape (N, M)
-        :math:`\log q(i \mid x_j)`, e.g. from :func:`scratchnet.log_softmax`.
-        Entries must be :math:`\le 0` (``-inf`` allowed: probability 0).
+        :math:`\log q(i \mid x_j) \le 0`, e.g. from :func:`scratchnet.log_softmax`
+        (``-inf``: probability 0).
     targets : array_like of int, shape (N,)
         Class indices :math:`t_j \in [0, M)`.
     weight : array_like, shape (M,), optional
@@ -230,14 +113,9 @@ def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
 
     Notes
     -----
-    .. math::
-
-        \ell_j = -w_{t_j} \log q(t_j \mid x_j), \qquad
-        \text{mean} = \frac{\sum_j \ell_j}{\sum_j w_{t_j}}
-
-    (PyTorch's weighted mean: without weights the divisor is :math:`N`).
-    A target with log-probability ``-inf`` gives ``+inf``; with weight 0 it
-    gives 0.
+    :math:`\ell_j = -w_{t_j} \log q(t_j \mid x_j)` (``+inf`` for log-probability
+    ``-inf``, 0 for weight 0); the mean is :math:`\sum_j \ell_j / \sum_j w_{t_j}`,
+    PyTorch's weighted mean (:math:`N` without weights).
 
     Examples
     --------
@@ -282,25 +160,11 @@ def nll_loss_grad(log_probs: Any, targets: Any, *, weight: Any = None,
     return grad
 
 
-# --------------------------------------------------------------------------
-# Cross-entropy on logits
-# --------------------------------------------------------------------------
-
-
-class _CrossEntropyInputs(NamedTuple):
-    """Validated arguments of the cross-entropy functions."""
-
-    logits: np.ndarray  # (N, M), float32 or float64
-    indices: np.ndarray | None  # (N,) class indices, or None
-    probs: np.ndarray | None  # (N, M) target distributions, or None
-    weight: np.ndarray | None  # (M,) or None
-    smoothing: float
-    reduction: str
-
-
+# ---- Cross-entropy on logits ----
 def _cross_entropy_inputs(logits: Any, targets: Any, weight: Any,
-                          label_smoothing: Any, reduction: Any) -> _CrossEntropyInputs:
-    """Check every argument once; NaN in the logits is found later, by the max."""
+                          label_smoothing: Any, reduction: Any) -> tuple:
+    """Checked (logits (N, M), indices (N,) | None, distributions (N, M) | None,
+    weight (M,) | None, smoothing, reduction); NaN in logits is left to the max."""
     reduction = check_reduction(reduction)
     eps = check_scalar(label_smoothing, "label_smoothing", low=0.0, high=1.0)
     x = _as_batch(logits, "logits", two_d=True, check_nan=False)
@@ -319,10 +183,10 @@ def _cross_entropy_inputs(logits: Any, targets: Any, weight: Any,
     else:
         indices = _class_indices(t, x, "logits")
     w = _class_weight(weight, x.shape[1], x.dtype)
-    return _CrossEntropyInputs(x, indices, probs, w, eps, reduction)
+    return x, indices, probs, w, eps, reduction
 
 
-def _target_weights(inp: _CrossEntropyInputs) -> np.ndarray:
+def _target_weights(inp: tuple) -> np.ndarray:
     r"""The (N, M) matrix :math:`a_{ji} = w_i\, y'_{ji}` of the general case."""
     x, t, p, w, eps, _ = inp
     n, m = x.shape
@@ -337,17 +201,15 @@ def _target_weights(inp: _CrossEntropyInputs) -> np.ndarray:
     return a
 
 
-def _cross_entropy(inp: _CrossEntropyInputs, *, want_grad: bool):
+def _cross_entropy(inp: tuple, *, want_grad: bool):
     r"""Loss and (optionally) gradient from one pass of ``exp``: the shared kernel.
 
-    With :math:`z = f - \max f` (an (N, M) temporary that becomes the
-    gradient; smoothing or probability targets need two more),
+    With :math:`z = f - \max f` (an (N, M) temporary that becomes the gradient),
     :math:`T_j = \sum_i e^{z_{ji}}` and :math:`\log q = z - \log T`:
-
-    * index targets, no smoothing: :math:`\ell_j = w_{t_j} (\log T_j - z_{j t_j})`;
-    * otherwise :math:`\ell_j = -\sum_i a_{ji} \log q_{ji}
-      = A_j \log T_j - \sum_i a_{ji} z_{ji}` (two non-negative terms);
-    * gradient :math:`s\,(q_j A_j - a_j)`, formed in place in ``z``.
+    :math:`\ell_j = w_{t_j} (\log T_j - z_{j t_j})` for index targets without
+    smoothing (a logit gap of 1e4 gives exactly 1e4; logits of 1e300 are fine),
+    else :math:`\ell_j = A_j \log T_j - \sum_i a_{ji} z_{ji}` (two non-negative
+    terms); the gradient :math:`s\,(q_j A_j - a_j)` is formed in place in ``z``.
     """
     x, t, p, w, eps, reduction = inp
     n = x.shape[0]
@@ -422,42 +284,35 @@ def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
     Parameters
     ----------
     logits : array_like, shape (N, M)
-        Scores :math:`f_i(x_j)`, one row per sample.  ``-inf`` means
-        probability 0; ``+inf`` and NaN are rejected.
+        Scores :math:`f_i(x_j)`, one row per sample; ``-inf`` means probability 0,
+        ``+inf`` and NaN are rejected.
     targets : array_like, shape (N,) of int, or shape (N, M) of float
         Class indices :math:`t_j \in [0, M)`, or target distributions
         :math:`p_j` (non-negative rows summing to 1 within 1e-6).
     weight : array_like, shape (M,), optional
         Non-negative class weights :math:`w_i` (default: all 1).
     label_smoothing : float in [0, 1], default 0
-        :math:`\varepsilon`: the target becomes :math:`(1-\varepsilon)\, y +
-        \varepsilon / M`.
+        :math:`\varepsilon`: targets :math:`(1-\varepsilon) y + \varepsilon/M`.
     reduction : {"mean", "sum", "none"}, default "mean"
 
     Returns
     -------
     scalar or ndarray of shape (N,)
-        The reduced loss, or the per-sample losses :math:`\ell_j` for
-        ``"none"``; each :math:`\ell_j \in [0, \infty)` (0 for a perfect
-        prediction, :math:`\log M` for a uniform one).
+        The reduced loss, or the per-sample losses :math:`\ell_j \in [0, \infty)`
+        (0 for a perfect prediction, :math:`\log M` for a uniform one).
 
     Notes
     -----
-    With :math:`\log q_j = \operatorname{log\_softmax}(f_j)`, the target
-    distribution :math:`y'_j` (one-hot, smoothed or given) and
-    :math:`a_{ji} = w_i\, y'_{ji}`,
+    Exactly ``torch.nn.functional.cross_entropy``: with the target distribution
+    :math:`y'_j` (one-hot, smoothed or given) and :math:`a_{ji} = w_i\, y'_{ji}`,
 
     .. math::
 
-        \ell_j = -\sum_i a_{ji} \log q_{ji}, \qquad
-        \text{mean} = \frac{\sum_j \ell_j}{D},
+        \ell_j = -\sum_i a_{ji} \log \operatorname{softmax}(f_j)_i, \qquad
+        \text{mean} = \frac{1}{D} \sum_j \ell_j,
 
-    where :math:`D = \sum_j w_{t_j}` for class indices (:math:`N` without
-    weights) and :math:`D = N` for probability targets: exactly
-    ``torch.nn.functional.cross_entropy``.  Without weights or smoothing,
-    :math:`\ell_j = \operatorname{logsumexp}(f_j) - f_{j t_j}`, computed as
-    :math:`\log \sum_i e^{f_{ji} - m_j} - (f_{j t_j} - m_j)` so that a logit
-    gap of 1e4 gives exactly 1e4 and logits of 1e300 are fine.
+    with :math:`D = \sum_j w_{t_j}` for class indices (:math:`N` without
+    weights) and :math:`D = N` for probability targets.
 
     Examples
     --------
@@ -486,28 +341,21 @@ def cross_entropy_grad(logits: Any, targets: Any, *, weight: Any = None,
     Returns
     -------
     ndarray, shape (N, M)
-        :math:`\partial\,\text{loss} / \partial f`; for ``"none"``, row
-        :math:`j` is :math:`\partial \ell_j / \partial f_j`.
+        :math:`\partial\,\text{loss} / \partial f` (row by row for ``"none"``).
 
     Notes
     -----
-    Since :math:`\partial \log q_{ji} / \partial f_{jk} = \delta_{ik} - q_{jk}`,
+    With :math:`\partial \log q_{ji} / \partial f_{jk} = \delta_{ik} - q_{jk}`
+    and :math:`A_j = \sum_i a_{ji}` (notation of :func:`cross_entropy`),
 
     .. math::
 
         \frac{\partial \ell_j}{\partial f_{jk}}
-            = -\sum_i a_{ji} (\delta_{ik} - q_{jk})
-            = q_{jk} A_j - a_{jk}, \qquad A_j = \sum_i a_{ji},
+            = -\sum_i a_{ji} (\delta_{ik} - q_{jk}) = q_{jk} A_j - a_{jk},
 
-    and the gradient of the reduced loss is :math:`s\,(q_j A_j - a_j)` with
-    :math:`s = 1/D` for ``"mean"`` and 1 otherwise (notation of
-    :func:`cross_entropy`).  For class indices without weights or smoothing,
-    :math:`A_j = 1` and this is the familiar
-
-    .. math::
-
-        \frac{\partial L}{\partial f} = \frac{1}{N}
-            \bigl(\operatorname{softmax}(f) - \operatorname{one\_hot}(t)\bigr).
+    times :math:`1/D` for ``"mean"``.  For class indices without weights or
+    smoothing :math:`A_j = 1`: the familiar :math:`\partial L / \partial f =
+    (\operatorname{softmax}(f) - \operatorname{one\_hot}(t)) / N`.
 
     Examples
     --------
@@ -525,9 +373,7 @@ def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
                            reduction: str = "mean") -> tuple[Loss, np.ndarray]:
     r""":func:`cross_entropy` and :func:`cross_entropy_grad` from one softmax.
 
-    The training step needs both; computing them together checks the input
-    once and exponentiates once.  The results are bit-for-bit those of the
-    two separate functions (all three share one kernel).
+    As the training step needs them: one check, one ``exp``, bit-for-bit the same.
 
     Parameters
     ----------
@@ -545,20 +391,14 @@ def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
     --------
     >>> import scratchnet as sn
     >>> loss, grad = sn.cross_entropy_and_grad([[0.0, 0.0]], [1])
-    >>> print(f"{loss:.4f}")
-    0.6931
-    >>> grad
-    array([[ 0.5, -0.5]])
+    >>> print(f"{loss:.4f}", grad)
+    0.6931 [[ 0.5 -0.5]]
     """
     inp = _cross_entropy_inputs(logits, targets, weight, label_smoothing, reduction)
     return _cross_entropy(inp, want_grad=True)
 
 
-# --------------------------------------------------------------------------
-# Binary cross-entropy on logits
-# --------------------------------------------------------------------------
-
-
+# ---- Binary cross-entropy on logits ----
 def _bce_inputs(logits: Any, targets: Any, pos_weight: Any, reduction: Any):
     """Validated (logits, targets, pos_weight * targets, reduction)."""
     reduction = check_reduction(reduction)
@@ -573,10 +413,9 @@ def _bce_inputs(logits: Any, targets: Any, pos_weight: Any, reduction: Any):
         return s, y, y, reduction
     pw = as_float_array(pos_weight, "pos_weight", allow_inf=False)
     if pw.ndim > 1 or (pw.ndim == 1 and pw.shape[0] not in (1, s.shape[-1])):
-        raise ValueError(
-            f"pos_weight must be a scalar or have shape ({s.shape[-1]},), one "
-            f"weight per entry of logits' last axis; got shape {pw.shape}"
-        )
+        raise ValueError(f"pos_weight must be a scalar or have shape ({s.shape[-1]},),"
+                         f" one weight per entry of logits' last axis; got shape "
+                         f"{pw.shape}")
     if (pw < 0).any():
         raise ValueError(f"pos_weight must be non-negative; got {pw.min():g}")
     return s, y, pw.astype(s.dtype, copy=False) * y, reduction
@@ -590,7 +429,7 @@ def binary_cross_entropy_with_logits(logits: Any, targets: Any, *,
     Parameters
     ----------
     logits : array_like, shape (N, ...)
-        Scores :math:`s`, with :math:`q = \sigma(s)` the probability of the
+        Scores :math:`s`; :math:`q = \sigma(s)` is the probability of the
         positive class.  ``+-inf`` allowed, NaN rejected.
     targets : array_like, same shape as ``logits``
         :math:`y \in [0, 1]` (labels 0/1 or soft targets).
@@ -606,15 +445,11 @@ def binary_cross_entropy_with_logits(logits: Any, targets: Any, *,
 
     Notes
     -----
-    .. math::
-
-        \ell = -\bigl[\pi\, y \log \sigma(s) + (1 - y) \log \sigma(-s)\bigr],
-
-    computed with :func:`scratchnet.log_sigmoid`, so :math:`s = \pm 10^{300}`
-    gives the exact answer (0 or :math:`10^{300}`).  It is the two-class
-    cross-entropy with logits :math:`(s, 0)`.  Setting :math:`\pi = N_B / N_A`
-    re-weights an unbalanced sample towards equal priors (class counts act
-    as priors).
+    :math:`\ell = -\bigl[\pi\, y \log \sigma(s) + (1 - y) \log \sigma(-s)\bigr]`,
+    the two-class cross-entropy with logits :math:`(s, 0)`, computed with
+    :func:`scratchnet.log_sigmoid`: :math:`s = \pm 10^{300}` gives the exact 0 or
+    :math:`10^{300}`.  :math:`\pi = N_B / N_A` re-weights an unbalanced sample
+    towards equal priors (class counts act as priors).
 
     Examples
     --------
@@ -646,13 +481,8 @@ def binary_cross_entropy_with_logits_grad(logits: Any, targets: Any, *,
 
     Notes
     -----
-    With :math:`\frac{d}{ds} \log \sigma(s) = \sigma(-s)` and
-    :math:`\frac{d}{ds} \log \sigma(-s) = -\sigma(s)`,
-
-    .. math::
-
-        \frac{\partial \ell}{\partial s} = (1 - y)\, \sigma(s) - \pi\, y\, \sigma(-s),
-
+    From :math:`\frac{d}{ds} \log \sigma(\pm s) = \pm \sigma(\mp s)`,
+    :math:`\partial \ell / \partial s = (1 - y)\, \sigma(s) - \pi\, y\, \sigma(-s)`,
     which is :math:`\sigma(s) - y` for :math:`\pi = 1`; times :math:`1/n`
     (n elements) for ``"mean"``.
 
@@ -668,92 +498,3 @@ def binary_cross_entropy_with_logits_grad(logits: Any, targets: Any, *,
     grad -= py * sigmoid(-s)
     grad *= _scale(reduction, grad.size)
     return grad
-
-
-# --------------------------------------------------------------------------
-# Mean squared error
-# --------------------------------------------------------------------------
-
-
-def _mse_residual(outputs: Any, targets: Any, reduction: Any):
-    """(outputs - targets, reduction), with class indices one-hot encoded."""
-    reduction = check_reduction(reduction)
-    o = _as_batch(outputs, "outputs", two_d=False, allow_inf=False)
-    t = np.asarray(targets)
-    if t.dtype.kind in "iu" and o.ndim == 2 and t.shape == (o.shape[0],):
-        t = as_class_indices(t, o.shape[1])
-        residual = o.copy()
-        residual[np.arange(o.shape[0]), t] -= 1.0
-        return residual, reduction
-    y = as_float_array(t, "targets", allow_inf=False)
-    check_same_shape(o, y, "outputs", "targets")
-    return np.subtract(o, y, dtype=o.dtype), reduction
-
-
-def mse_loss(outputs: Any, targets: Any, *, reduction: str = "mean") -> Loss:
-    r"""Mean squared error between outputs and targets (or one-hot class targets).
-
-    Parameters
-    ----------
-    outputs : array_like, shape (N, ...)
-        The model's outputs :math:`o`; finite.
-    targets : array_like
-        Real targets :math:`y` of ``outputs``' shape, or, for outputs of shape
-        (N, M), integer class indices of shape (N,), compared as one-hot rows.
-    reduction : {"mean", "sum", "none"}, default "mean"
-        The mean is over all elements (as in PyTorch).
-
-    Returns
-    -------
-    scalar or ndarray of outputs' shape
-        The reduced loss, or the elementwise :math:`(o - y)^2` for ``"none"``.
-
-    Notes
-    -----
-    :math:`\ell = (o - y)^2`: the negative log-likelihood of Gaussian noise
-    around the target, the wrong model for class labels.  It
-    pulls every output to a fixed point, so it penalises being "too right":
-    with the correct class the second unit (index 1, one-hot target
-    (0, 1, 0, 0)), the output (0, 1, 0, 0) scores 0, while the *more* confident
-    correct (-1, 2, -1, -1) scores 1 -- as much as the completely wrong
-    (1, 0, 1, 1).  Cross-entropy ranks them 0.74, 0.14 and 2.21: only the
-    differences between the logits matter to it.
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> outputs = np.array([[0.0, 1, 0, 0], [-1, 2, -1, -1], [1, 0, 1, 1]])
-    >>> sn.mse_loss(outputs, [1, 1, 1], reduction="none").mean(axis=1)
-    array([0., 1., 1.])
-    >>> sn.cross_entropy(outputs, [1, 1, 1], reduction="none").round(2)
-    array([0.74, 0.14, 2.21])
-    """
-    residual, reduction = _mse_residual(outputs, targets, reduction)
-    with np.errstate(over="ignore"):  # (1e300)^2 is inf, correctly rounded
-        losses = np.square(residual, out=residual)
-    return _reduce(losses, reduction, losses.size)
-
-
-def mse_loss_grad(outputs: Any, targets: Any, *, reduction: str = "mean") -> np.ndarray:
-    r"""Gradient of :func:`mse_loss` with respect to ``outputs``: :math:`2 (o - y)`.
-
-    Parameters
-    ----------
-    outputs, targets, reduction
-        As in :func:`mse_loss`.
-
-    Returns
-    -------
-    ndarray, same shape as ``outputs``
-        :math:`2 (o - y)`, times :math:`1/n` (n elements) for ``"mean"``.
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> sn.mse_loss_grad([[0.0, 1.0], [0.5, 0.5]], [1, 0])
-    array([[ 0.  ,  0.  ],
-           [-0.25,  0.25]])
-    """
-    residual, reduction = _mse_residual(outputs, targets, reduction)
-    residual *= 2.0 * _scale(reduction, residual.size)
-    return residual

@@ -42,12 +42,11 @@ from .losses import (
     binary_cross_entropy_with_logits,
     binary_cross_entropy_with_logits_grad,
     cross_entropy_and_grad,
-    mse_loss,
-    mse_loss_grad,
 )
+from .scoring import mse_loss, mse_loss_grad, multi_margin_loss, multi_margin_loss_grad
 
 __all__ = ["LOSSES", "BCEWithLogitsLoss", "CrossEntropyLoss", "Loss", "MSELoss",
-           "get_loss"]
+           "MultiMarginLoss", "get_loss"]
 
 
 class Loss:
@@ -295,8 +294,62 @@ class MSELoss(Loss):
         return float(mse_loss(outputs, targets)), mse_loss_grad(outputs, targets)
 
 
+class MultiMarginLoss(Loss):
+    r"""The multi-class hinge loss: :func:`scratchnet.multi_margin_loss`.
+
+    Parameters
+    ----------
+    margin : float, default 1.0
+    weight : array_like, shape (M,), optional
+        Class weights.
+
+    Notes
+    -----
+    Per sample, :math:`\frac1M \sum_{i \ne c} \max(0,\, \text{margin} - f_c + f_i)`,
+    averaged over the batch (``torch.nn.MultiMarginLoss``).  Its population
+    minimiser ranks the most probable class first and says nothing more:
+    ``softmax(outputs)`` of a network trained with it is not calibrated.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> loss = sn.objectives.MultiMarginLoss()
+    >>> loss([[3.0, 0.0], [0.0, 0.5]], [0, 0])   # (0 + 1.5 / 2) / 2
+    0.375
+    """
+
+    name = "hinge"
+
+    def __init__(self, *, margin: float = 1.0, weight: Any = None) -> None:
+        self.margin, self.weight = margin, weight
+
+    def loss_and_grad(self, outputs: Any, targets: Any) -> Tuple[float, np.ndarray]:
+        """See :meth:`Loss.loss_and_grad`.
+
+        Parameters
+        ----------
+        outputs : array_like, shape (N, M)
+        targets : array_like of int, shape (N,)
+
+        Returns
+        -------
+        loss : float
+        grad : ndarray, shape (N, M)
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> sn.objectives.MultiMarginLoss().loss_and_grad([[0.0, 0.5]], [0])[1]
+        array([[-0.5,  0.5]])
+        """
+        kwargs = {"margin": self.margin, "weight": self.weight}
+        return (float(multi_margin_loss(outputs, targets, **kwargs)),
+                multi_margin_loss_grad(outputs, targets, **kwargs))
+
+
 #: The loss objects by name.
-LOSSES = {cls.name: cls for cls in (CrossEntropyLoss, BCEWithLogitsLoss, MSELoss)}
+LOSSES = {cls.name: cls for cls in (CrossEntropyLoss, BCEWithLogitsLoss, MSELoss,
+                                    MultiMarginLoss)}
 
 
 def get_loss(loss: Any = None) -> Loss:

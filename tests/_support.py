@@ -6,10 +6,13 @@ import numpy as np
 CHAPTERS = [
     "_validation",
     "softmax",
+    "_loss_common",
     "losses",
+    "scoring",
     "objectives",
     "gradcheck",
     "information",
+    "units",
     "gaussian",
     "tasks",
     "layers",

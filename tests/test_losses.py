@@ -82,20 +82,6 @@ def _ref_bce(logits, targets, pos_weight=None, reduction="mean"):
     return out.reshape(s.shape) if reduction == "none" else out
 
 
-def _ref_mse(outputs, targets, reduction="mean"):
-    o = np.asarray(outputs, float)
-    t = np.asarray(targets)
-    if t.dtype.kind == "i":
-        y = np.zeros_like(o)
-        for j, c in enumerate(t):
-            y[j, c] = 1.0
-    else:
-        y = t.astype(float)
-    losses = [(a - b) ** 2 for a, b in zip(o.flat, y.flat)]
-    out = _ref_reduce(losses, reduction, len(losses))
-    return out.reshape(o.shape) if reduction == "none" else out
-
-
 # ------------------------------------------------------- reference values
 
 
@@ -179,27 +165,6 @@ def test_binary_cross_entropy_matches_the_loop(reduction, pos_weight):
     )
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("kind", ["floats", "indices"])
-def test_mse_matches_the_loop(reduction, kind):
-    logits, targets, probs, _ = _data()
-    y = targets if kind == "indices" else probs
-    np.testing.assert_allclose(
-        sn.mse_loss(logits, y, reduction=reduction),
-        _ref_mse(logits, y, reduction),
-        rtol=1e-14,
-    )
-
-
-def test_mse_penalises_being_too_right():
-    """REFERENCE §5, correct class = the second unit (index 1)."""
-    outputs = np.array([[0.0, 1, 0, 0], [-1, 2, -1, -1], [1, 0, 1, 1]])
-    per_sample = sn.mse_loss(outputs, [1, 1, 1], reduction="none").mean(axis=1)
-    np.testing.assert_array_equal(per_sample, [0.0, 1.0, 1.0])
-    ce = sn.cross_entropy(outputs, [1, 1, 1], reduction="none")
-    assert ce[1] < ce[0] < ce[2]  # cross-entropy rewards the confident answer
-
-
 # ------------------------------------------------------- gradients
 
 
@@ -254,14 +219,6 @@ def test_binary_cross_entropy_grad(reduction, pos_weight):
     )
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("kind", ["floats", "indices"])
-def test_mse_loss_grad(reduction, kind):
-    logits, targets, probs, _ = _data()
-    y = targets if kind == "indices" else probs
-    _assert_gradient(sn.mse_loss, sn.mse_loss_grad, logits, (y,), {"reduction": reduction})
-
-
 def test_gradient_of_mean_cross_entropy_in_closed_form():
     logits, targets, _, _ = _data()
     e = np.exp(logits - logits.max(axis=1, keepdims=True))
@@ -305,7 +262,6 @@ def test_cross_entropy_and_grad_leaves_its_input_alone():
     logits, targets, _, _ = _data()
     before = logits.copy()
     sn.cross_entropy_and_grad(logits, targets)
-    sn.mse_loss_grad(logits, targets)
     np.testing.assert_array_equal(logits, before)
 
 
@@ -423,15 +379,10 @@ def test_binary_cross_entropy_is_two_class_cross_entropy():
     )
 
 
-def test_mse_of_huge_outputs_is_inf_without_warning():
-    assert sn.mse_loss([[1e300, 0.0]], [0]) == np.inf
-
-
 LOSSES = [
     (sn.nll_loss, sn.nll_loss_grad, "log_probs"),
     (sn.cross_entropy, sn.cross_entropy_grad, "logits"),
     (sn.binary_cross_entropy_with_logits, sn.binary_cross_entropy_with_logits_grad, "b"),
-    (sn.mse_loss, sn.mse_loss_grad, "outputs"),
 ]
 
 
@@ -459,7 +410,6 @@ def test_integer_logits_are_accepted_as_float64():
     ints = np.array([[1, -3, 4], [-3, 3, -1]])
     assert sn.cross_entropy(ints, [0, 1]) == sn.cross_entropy(ints.astype(float), [0, 1])
     assert sn.cross_entropy_grad(ints, [0, 1]).dtype == np.float64
-    assert sn.mse_loss(ints, [0, 1]) == pytest.approx(_ref_mse(ints, np.array([0, 1])))
 
 
 # ------------------------------------------------------- bad input
@@ -555,22 +505,3 @@ BCE_FUNCS = [sn.binary_cross_entropy_with_logits, sn.binary_cross_entropy_with_l
 def test_binary_cross_entropy_rejects_bad_input(func, logits, targets, kwargs, match):
     with pytest.raises(ValueError, match=match):
         func(logits, targets, **kwargs)
-
-
-@pytest.mark.parametrize("func", [sn.mse_loss, sn.mse_loss_grad])
-@pytest.mark.parametrize(
-    "outputs, targets, kwargs, error, match",
-    [
-        ([[0.0, 1.0]], [2], {}, ValueError, r"targets must be integers in \[0, 2\); got 2"),
-        ([[0.0, 1.0]], [[0.0]], {}, ValueError, r"targets must have the same shape as outputs \(1, 2\); got \(1, 1\)"),
-        ([[0.0, np.nan]], [0], {}, ValueError, "outputs must not contain NaN"),
-        ([[0.0, np.inf]], [0], {}, ValueError, "outputs must be finite; got inf"),
-        ([[0.0, 1.0]], [[0.0, np.nan]], {}, ValueError, "targets must not contain NaN"),
-        ([[0.0, 1.0]], [0], {"reduction": "MEAN"}, ValueError, "reduction must be one of"),
-        (np.zeros((0, 2)), np.zeros(0, int), {}, ValueError, "outputs must hold at least one sample"),
-        ([["a", "b"]], [0], {}, TypeError, "outputs must be an array of real numbers"),
-    ],
-)
-def test_mse_rejects_bad_input(func, outputs, targets, kwargs, error, match):
-    with pytest.raises(error, match=match):
-        func(outputs, targets, **kwargs)

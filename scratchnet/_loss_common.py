@@ -1,0 +1,122 @@
+r"""What every loss shares: the checks of a batch, its targets and weights, reductions.
+
+The losses of :mod:`scratchnet.losses` and :mod:`scratchnet.scoring` take a
+batch of N samples (rows), compute one loss per sample (or per element) and
+reduce them as ``torch.nn.functional`` does.  The pieces they share live here,
+so that every loss follows the conventions set out in :mod:`scratchnet.losses`
+in the same way and says the same thing about the same mistake:
+
+* ``_as_batch``, ``_class_indices``, ``_class_weight``: a float batch with at
+  least one sample, one class index per row, one non-negative weight per class;
+* ``_mul0``: a product with the convention :math:`0 \cdot \infty = 0`;
+* ``_reduce``, ``_scale``, ``_mean_denominator``: ``"mean"``, ``"sum"`` or
+  ``"none"``, and :math:`\partial\,\text{reduced} / \partial \ell_j`
+  (:math:`1/D` for a mean over :math:`D`, else 1) for the gradients.
+
+This module is private: its names may change.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import numpy as np
+
+from ._validation import _where, as_class_indices, as_float_array
+
+__all__: list = []
+
+#: A reduced loss is a NumPy scalar (``"mean"``, ``"sum"``); ``"none"`` gives an array.
+Loss = Union[np.floating, np.ndarray]
+
+
+def _as_batch(x: Any, name: str, *, two_d: bool, allow_inf: bool = True,
+              check_nan: bool = True) -> np.ndarray:
+    """``x`` as a float array with at least one sample; (N, M) if ``two_d``."""
+    x = as_float_array(x, name, allow_inf=allow_inf, check_nan=check_nan)
+    if x.ndim == 0:
+        raise ValueError(f"{name} must be an array with a batch axis, shape (N, ...); "
+                         "got a scalar")
+    if two_d and x.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array of shape (N, M), one row of M class "
+            f"scores per sample; got shape {x.shape}"
+        )
+    if x.size == 0:
+        raise ValueError(
+            f"{name} must hold at least one sample with at least one class "
+            f"(an empty batch has no loss); got shape {x.shape}"
+        )
+    return x
+
+
+def _class_indices(targets: Any, x: np.ndarray, name: str) -> np.ndarray:
+    """Class indices of shape (N,), one per row of the (N, M) ``x``."""
+    t = np.asarray(targets)
+    n, m = x.shape
+    if t.shape != (n,):
+        raise ValueError(
+            f"targets must hold one class index per row of {name}, shape ({n},); "
+            f"got shape {t.shape}"
+        )
+    return as_class_indices(t, m)
+
+
+def _class_weight(weight: Any, num_classes: int, dtype: np.dtype) -> np.ndarray | None:
+    """Per-class weights of shape (M,), finite and non-negative, or None."""
+    if weight is None:
+        return None
+    w = as_float_array(weight, "weight", allow_inf=False)
+    if w.shape != (num_classes,):
+        raise ValueError(
+            f"weight must hold one number per class, shape ({num_classes},); "
+            f"got shape {w.shape}"
+        )
+    negative = w < 0
+    if negative.any():
+        raise ValueError(f"weight must be non-negative; got {w[negative][0]:g}"
+                         f"{_where(negative)}")
+    return w.astype(dtype, copy=False)
+
+
+def _mean_denominator(reduction: str, w_t: np.ndarray | None, n: int) -> Any:
+    """:math:`\\sum_j w[t_j]` (or N without weights), the divisor of a mean (else 1)."""
+    if reduction != "mean":
+        return 1
+    if w_t is None:
+        return n
+    total = w_t.sum()
+    if total == 0:
+        raise ValueError(
+            "weight gives every target class weight 0, so reduction='mean' "
+            "(which divides by sum_j weight[targets[j]]) is 0/0; give the "
+            "target classes positive weight or use reduction='sum'"
+        )
+    return total
+
+
+def _mul0(c: Any, v: np.ndarray) -> np.ndarray:
+    """``c * v`` with the convention 0 * inf = 0 (a weight of 0 silences a term).
+
+    Neither factor holds NaN, so a NaN in the product can only be 0 * inf.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.multiply(c, v)
+    if np.isnan(np.min(out)):  # the min propagates NaN: no boolean temporary
+        out[np.isnan(out)] = 0
+    return out
+
+
+def _reduce(losses: np.ndarray, reduction: str, denominator: Any) -> Loss:
+    """Apply ``reduction`` to per-sample (or per-element) losses."""
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction == "mean":
+        total = total / denominator
+    return np.asarray(total, dtype=losses.dtype)[()]
+
+
+def _scale(reduction: str, denominator: Any) -> float:
+    """d(reduced loss) / d(each per-sample loss): 1/denominator for a mean, else 1."""
+    return 1.0 / denominator if reduction == "mean" else 1.0
