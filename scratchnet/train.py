@@ -47,7 +47,7 @@ from ._validation import (
 from .history import History
 from .optim import SGD, Adam
 
-__all__ = ["History", "train", "train_step"]
+__all__ = ["History", "epochs", "train", "train_step"]
 
 Batches = Iterator[Tuple[np.ndarray, np.ndarray]]
 _PROGRESS_EVERY = 0.2  # seconds between progress-line updates
@@ -122,9 +122,31 @@ def _check_batch(x: Any, c: Any, model: Any, source: str) -> Tuple[np.ndarray, A
     return x, c
 
 
-def _epochs(x: np.ndarray, c: np.ndarray, batch_size: int,
-            rng: np.random.Generator) -> Batches:
-    """Shuffled passes over a fixed dataset; the last, partial batch is kept."""
+def epochs(x: np.ndarray, c: np.ndarray, batch_size: int,
+           rng: np.random.Generator) -> Batches:
+    """Endless shuffled passes over a fixed dataset, as ``DataLoader(shuffle=True)``.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n, ...)
+    c : ndarray, shape (n, ...)
+    batch_size : int
+    rng : numpy.random.Generator
+        Draws a new permutation at the start of every epoch.
+
+    Yields
+    ------
+    (x_batch, c_batch)
+        Consecutive slices of the permuted data; the last, partial batch of
+        an epoch is kept (``drop_last=False``).
+
+    Examples
+    --------
+    >>> from scratchnet.train import epochs
+    >>> batches = epochs(np.arange(5.0), np.arange(5), 2, np.random.default_rng(0))
+    >>> [len(next(batches)[0]) for _ in range(4)]
+    [2, 2, 1, 2]
+    """
     n = len(x)
     while True:
         order = rng.permutation(n)
@@ -157,7 +179,7 @@ def _batches(data: Any, model: Any, batch_size: int, rng: np.random.Generator
                              f"got {batch_size}")
         x, c = _check_batch(x, data[1], model, "dataset")
         dtype = getattr(model, "dtype", x.dtype)
-        return _epochs(x.astype(dtype, copy=False), c, batch_size, rng), None
+        return epochs(x.astype(dtype, copy=False), c, batch_size, rng), None
     if hasattr(data, "sample"):
         return _draws(data.sample, batch_size, rng,
                       lambda x, c: _check_batch(x, c, model, "task")), data

@@ -18,6 +18,8 @@ engine                  replaces                         pinned by (test_fast.py
 ``entropy_and_grad_``   ``grad``
 ``inplace``
 ``fast.log_softmax``    ``sn.log_softmax`` (in blocks)   ``test_blocked_log_*``
+``fast.Ensemble``       S ``fast.MLP`` trained one by    ``test_ensemble_*``
+                        one (a member axis)
 ======================  ===============================  ==========================
 
 The experiments, the command line and ``benchmarks/bench_training.py`` run
@@ -36,7 +38,9 @@ Examples
 from __future__ import annotations
 
 from . import kernels
+from .ensemble import Ensemble, stack_batches, train_ensemble
 from .kernels import log_softmax
 from .mlp import MLP, FlatParams
 
-__all__ = ["MLP", "FlatParams", "kernels", "log_softmax"]
+__all__ = ["MLP", "Ensemble", "FlatParams", "kernels", "log_softmax", "stack_batches",
+           "train_ensemble"]
