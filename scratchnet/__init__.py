@@ -15,7 +15,9 @@ The modules read in order, like chapters; each imports only those above it.
 ``gradcheck``        numerical_gradient, gradient_check (central differences)
 ``information``      entropy, cross-entropy of distributions, KL divergence,
                      Gibbs' inequality, expected KL
-``gaussian``         GaussianClasses: P(X, C), its Bayes posterior, Bayes loss
+``bayes``            the Bayes floor: Bayes loss and accuracy, expected KL,
+                     population loss, for any generative model
+``gaussian``         GaussianClasses: P(X, C) and its Bayes posterior
 ``tasks``            the three experimental settings as named presets
 ``layers``           forward/backward pairs: linear, relu, tanh
 ``mlp``              TwoLayerMLP and MLP built from the layers
@@ -39,7 +41,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from . import gaussian, gradcheck, information, layers, losses, mlp, optim, tasks
+from . import bayes, gaussian, gradcheck, information, layers, losses, mlp, optim, tasks
 from .gaussian import GaussianClasses, two_gaussian_posterior
 from .gradcheck import gradient_check, numerical_gradient
 from .information import (
@@ -84,6 +86,7 @@ __all__ = [
     "History",
     "TwoLayerMLP",
     "__version__",
+    "bayes",
     "binary_cross_entropy_with_logits",
     "binary_cross_entropy_with_logits_grad",
     "bits_to_nats",

@@ -9,6 +9,8 @@ CHAPTERS = [
     "losses",
     "gradcheck",
     "information",
+    "_quadrature",
+    "bayes",
     "gaussian",
     "tasks",
     "layers",
