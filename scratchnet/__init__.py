@@ -19,7 +19,9 @@ The modules read in order, like chapters; each imports only those above it.
 ``information``      entropy, cross-entropy of distributions, KL divergence,
                      Gibbs' inequality, expected KL
 ``units``            nats and bits (nats_to_bits, bits_to_nats), code length
-``gaussian``         GaussianClasses: P(X, C), its Bayes posterior, Bayes loss
+``bayes``            the Bayes floor: Bayes loss and accuracy, expected KL,
+                     population loss, for any generative model
+``gaussian``         GaussianClasses: P(X, C) and its Bayes posterior
 ``tasks``            the three experimental settings as named presets
 ``layers``           forward/backward pairs: linear, relu, tanh, softmax,
                      log_softmax
@@ -27,6 +29,8 @@ The modules read in order, like chapters; each imports only those above it.
 ``optim``            Optimizer, SGD and Adam: one update rule each
 ``history``          History: what a training run records
 ``train``            train_step (forward, backward, update) and train
+``fast``             the engine: the same mathematics on flat vectors and
+                     reused buffers, and an ensemble of seeds; pinned by tests
 ``plotting``         the figures (imported on first use: it needs matplotlib)
 ``experiments``      the reproduction, shared by the CLI and the notebooks
 ===================  ===========================================================
@@ -46,6 +50,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 from . import (
+    bayes,
     gaussian,
     gradcheck,
     history,
@@ -101,6 +106,7 @@ __all__ = [
     "Optimizer",
     "TwoLayerMLP",
     "__version__",
+    "bayes",
     "binary_cross_entropy_with_logits",
     "binary_cross_entropy_with_logits_grad",
     "bits_to_nats",

@@ -13,6 +13,8 @@ CHAPTERS = [
     "gradcheck",
     "information",
     "units",
+    "_quadrature",
+    "bayes",
     "gaussian",
     "tasks",
     "layers",

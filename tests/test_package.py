@@ -110,6 +110,33 @@ def test_every_module_opens_with_its_idea(module):
     assert not doc.startswith("STUB"), f"{module} is still a stub"
 
 
+# Chapters short enough to read in one sitting: at most 500 lines, at most 250
+# of them code (outside docstrings, comments and blank lines).  Modules join
+# this list as they are split by idea.
+SIZED = ["_quadrature", "bayes", "gaussian"]
+
+
+def _code_lines(source: str) -> int:
+    """Lines that are not blank, not comments and not inside a docstring."""
+    docstrings = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)):
+            first = node.body[0] if node.body else None
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                docstrings.update(range(first.lineno, first.end_lineno + 1))
+    return sum(1 for i, line in enumerate(source.splitlines(), 1)
+               if line.strip() and not line.strip().startswith("#")
+               and i not in docstrings)
+
+
+@pytest.mark.parametrize("module", SIZED)
+def test_chapters_are_short(module):
+    source = (PACKAGE / f"{module}.py").read_text()
+    assert len(source.splitlines()) <= 500, f"{module} has more than 500 lines"
+    assert _code_lines(source) <= 250, f"{module} has more than 250 lines of code"
+
+
 def test_import_does_not_load_matplotlib():
     code = "import sys, scratchnet; print('matplotlib' in sys.modules)"
     out = subprocess.run(

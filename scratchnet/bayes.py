@@ -1,0 +1,352 @@
+r"""The Bayes floor: the lowest loss any classifier can reach, and the distance to it.
+
+Take any generative model :math:`P(X, C)` and any classifier :math:`q(C \mid x)`.
+Averaged over the population, the cross-entropy of :math:`q` splits into two
+terms:
+
+.. math::
+
+    \underbrace{\mathbb{E}_{(x, c) \sim P}\big[-\log q(c \mid x)\big]}_{
+        \text{population loss}}
+    = \underbrace{\mathbb{E}_{x}\, H\big(P(C \mid x)\big)}_{H(C \mid X)
+        \text{ (Bayes loss)}}
+    + \underbrace{\mathbb{E}_{x}\,
+        \mathrm{KL}\big(P(C \mid x) \,\|\, q(C \mid x)\big)}_{\text{expected KL}}
+    \;\ge\; H(C \mid X) .
+
+(Write :math:`-\log q = -\log P(c \mid x) + \log\frac{P(c \mid x)}{q(c \mid x)}`
+and average over :math:`c \sim P(C \mid x)`.)  The KL term is never negative
+(Gibbs' inequality, :func:`scratchnet.information.gibbs_inequality`), so the
+population loss is at least the *Bayes loss* :math:`H(C \mid X)`, the
+uncertainty about the class that remains after seeing :math:`x`.  It reaches
+that floor exactly when :math:`q(C \mid x) = P(C \mid x)` wherever
+:math:`P(x) > 0`: the minimiser of the cross-entropy is the posterior, and
+nothing is asked of :math:`q` where no inputs fall.
+
+The best possible *accuracy* is that of the Bayes classifier, which predicts
+the most probable class, :math:`\hat c(x) = \arg\max_c P(c \mid x)`; it is
+right with probability
+
+.. math::
+
+    \mathbb{E}_x \max_c P(c \mid x) = \int \max_c P(x, c)\, dx .
+
+:class:`BayesFloor` computes these four numbers for any model that can say
+:math:`\log P(c \mid x)` and average over :math:`P(X)`.  The model plugs in an
+expectation rule: nodes :math:`x_k` and weights :math:`W_k` with
+:math:`\sum_k W_k f(x_k) \approx \mathbb{E}_{x \sim P(X)} f(x)` (a quadrature,
+exact to about :math:`10^{-10}` for
+:class:`~scratchnet.gaussian.GaussianClasses` in one and two dimensions), or,
+without one, a Monte Carlo sample from its own ``sample`` method, whose
+standard error is then reported.  The posterior at the nodes is computed once
+and cached, since training code calls :meth:`BayesFloor.expected_kl` at every
+snapshot.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from ._validation import as_float_array, check_distribution, check_positive_int
+from .information import _sum_over_support
+
+__all__ = ["BayesFloor"]
+
+_MC_SAMPLES = 100_000   # default Monte Carlo sample size (models without a rule)
+
+
+class _Rule(NamedTuple):
+    """Nodes x_k (K, D) and weights W_k (K,) with sum_k W_k f(x_k) ~ E_{P(X)} f."""
+
+    x: np.ndarray
+    weights: np.ndarray
+    log_posterior: np.ndarray  # (K, M) at the nodes
+    posterior: np.ndarray      # (K, M)
+    monte_carlo: bool
+
+    def expect(self, values: np.ndarray, return_stderr: bool) -> Any:
+        """sum_k W_k values_k, and its Monte Carlo standard error if asked."""
+        estimate = float(self.weights @ values)
+        if not return_stderr:
+            return estimate
+        stderr = 0.0
+        if self.monte_carlo:
+            stderr = float(values.std(ddof=1) / math.sqrt(values.size))
+        return estimate, stderr
+
+
+class BayesFloor:
+    r"""Mixin: the Bayes loss and accuracy of a generative model, and a model's gap.
+
+    For any generative model :math:`P(X, C)` that provides ``log_posterior(x)``
+    and an expectation rule over :math:`P(X)`.  A subclass supplies the
+    attributes below and may override two private hooks:
+    ``_expectation_rule()``, returning nodes (K, D) and weights (K,) for
+    :math:`\mathbb{E}_{x \sim P(X)}` (or None, the default: Monte Carlo on
+    ``sample``), and ``_exact_accuracy()``, returning the Bayes accuracy in
+    closed form (or None, the default: the expectation rule).  Both, and the
+    posterior at the nodes, are cached: the model must not change.
+
+    Attributes
+    ----------
+    log_posterior : callable
+        Supplied by the subclass: inputs of shape (n, D) to
+        :math:`\log P(c \mid x)` of shape (n, M).
+    sample : callable
+        Supplied by the subclass: ``sample(n, rng)`` draws ``(x, c)`` from
+        :math:`P(X, C)`; used for Monte Carlo when there is no rule.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
+    >>> isinstance(task, sn.bayes.BayesFloor)
+    True
+    >>> wrong = lambda x: np.full((len(x), 2), 0.5)
+    >>> loss = task.population_loss(wrong)                  # = floor + gap
+    >>> print(f"{loss:.4f} = {task.bayes_loss():.4f} + {task.expected_kl(wrong):.4f}")
+    0.6931 = 0.1664 + 0.5268
+    """
+
+    def bayes_loss(
+        self, *, return_stderr: bool = False, n_samples: int = _MC_SAMPLES,
+        rng: Any = None,
+    ) -> float | tuple:
+        r"""The Bayes loss :math:`H(C \mid X) = \mathbb{E}_x H(P(C \mid x))`, in nats.
+
+        The smallest expected cross-entropy any model can reach.
+
+        Parameters
+        ----------
+        return_stderr : bool, default False
+            Also return the standard error of the estimate.
+        n_samples : int, default 100000
+            Monte Carlo sample size, used only without a quadrature rule (for
+            :class:`~scratchnet.gaussian.GaussianClasses`: when D >= 3, or for
+            a 2-D task whose quadrature grid would exceed 250,000 nodes, e.g.
+            with correlations above 0.999).
+        rng : numpy.random.Generator or int seed, optional
+            Used only for Monte Carlo; None uses a fixed seed (0) and caches
+            the sample, so repeated calls (and different models) see the same
+            inputs.
+
+        Returns
+        -------
+        float, or (float, float) if ``return_stderr``
+            The estimate and, if asked, its Monte Carlo standard error
+            (0.0 for a quadrature, whose error is below 1e-10 and not
+            random).
+
+        Notes
+        -----
+        .. math::
+
+            H(C \mid X) = -\int \sum_c P(x, c) \log P(c \mid x)\, dx
+            \approx -\sum_k W_k \sum_c P(c \mid x_k) \log P(c \mid x_k),
+
+        with :math:`0 \log 0 = 0`.  It equals :math:`H(C)` (the prior's
+        entropy) when all classes coincide and tends to 0 as they separate.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> print(f"{sn.GaussianClasses([0.0, 0.0], [1.0, 1.0]).bayes_loss():.4f}")
+        0.6931
+        """
+        rule = self._rule(n_samples, rng)
+        values = -_sum_over_support(rule.posterior, rule.log_posterior, axis=1)[:, 0]
+        return rule.expect(values, return_stderr)
+
+    def bayes_accuracy(
+        self, *, return_stderr: bool = False, n_samples: int = _MC_SAMPLES,
+        rng: Any = None,
+    ) -> float | tuple:
+        r"""Accuracy of the Bayes classifier, :math:`\mathbb{E}_x \max_c P(c \mid x)`.
+
+        Parameters
+        ----------
+        return_stderr, n_samples, rng
+            As in :meth:`bayes_loss`.
+
+        Returns
+        -------
+        float, or (float, float) if ``return_stderr``
+            A probability in :math:`[1/M, 1]`.
+
+        Notes
+        -----
+        :math:`\int \max_c P(x, c)\, dx`.  The integrand has kinks where the
+        winning class changes, so a model may compute it exactly instead:
+        :class:`~scratchnet.gaussian.GaussianClasses` splits the line at the
+        crossings of the weighted class densities into intervals with one
+        winner each and sums normal CDF differences (in two dimensions along
+        :math:`x_2` at each quadrature node :math:`x_1`; Monte Carlo for
+        D >= 3).
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> print(f"{sn.GaussianClasses([0.0, 3.0], [1.0, 1.0]).bayes_accuracy():.4f}")
+        0.9332
+        """
+        exact = self._cached("accuracy", self._exact_accuracy)
+        if exact is not None:
+            return (exact, 0.0) if return_stderr else exact
+        rule = self._rule(n_samples, rng)
+        return rule.expect(rule.posterior.max(axis=1), return_stderr)
+
+    def expected_kl(
+        self, predict_proba: Callable, *, return_stderr: bool = False,
+        n_samples: int = _MC_SAMPLES, rng: Any = None,
+    ) -> float | tuple:
+        r"""How far a model is from the posterior: the expected KL divergence.
+
+        Parameters
+        ----------
+        predict_proba : callable
+            Maps inputs of shape (n, D) to probabilities :math:`q(c \mid x)`
+            of shape (n, M), e.g. ``model.predict_proba``.
+        return_stderr, n_samples, rng
+            As in :meth:`bayes_loss`.
+
+        Returns
+        -------
+        float, or (float, float) if ``return_stderr``
+            In nats; 0 for the posterior itself, ``inf`` if :math:`q = 0`
+            somewhere :math:`P(c \mid x) > 0` (no warning).
+
+        Notes
+        -----
+        .. math::
+
+            \mathbb{E}_x \mathrm{KL} = \int \sum_c P(x, c)
+                \big(\log P(c \mid x) - \log q(c \mid x)\big)\, dx ,
+
+        with terms where :math:`P(c \mid x) = 0` counted as 0.  Equals
+        :meth:`population_loss` minus :meth:`bayes_loss`.  The quadrature
+        is exact to about 1e-10 for smooth models; a ReLU network's output
+        has kinks between nodes, and there the result is accurate to about
+        1% relative (measured: 6.557e-4 against 6.514e-4 nats from a
+        20,000-point trapezoid rule), enough to follow training.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
+        >>> print(f"{task.expected_kl(task.posterior):.4f}")
+        0.0000
+        >>> uniform = lambda x: np.full((len(x), 2), 0.5)
+        >>> print(f"{task.expected_kl(uniform):.4f}")    # log 2 - 0.1664
+        0.5268
+        """
+        rule = self._rule(n_samples, rng)
+        log_q = _model_log_probs(predict_proba, rule)
+        log_ratio = rule.log_posterior - log_q
+        values = _sum_over_support(rule.posterior, log_ratio, axis=1)[:, 0]
+        return rule.expect(values, return_stderr)
+
+    def population_loss(
+        self, predict_proba: Callable, *, return_stderr: bool = False,
+        n_samples: int = _MC_SAMPLES, rng: Any = None,
+    ) -> float | tuple:
+        r"""The expected cross-entropy :math:`\mathbb{E}_{(x, c)}[-\log q(c \mid x)]`.
+
+        The training loss on infinitely many samples.
+
+        Parameters
+        ----------
+        predict_proba : callable
+            As in :meth:`expected_kl`.
+        return_stderr, n_samples, rng
+            As in :meth:`bayes_loss`.
+
+        Returns
+        -------
+        float, or (float, float) if ``return_stderr``
+            In nats, at least :meth:`bayes_loss`.
+
+        Notes
+        -----
+        .. math::
+
+            \int \sum_c P(x, c)\, \big(-\log q(c \mid x)\big)\, dx .
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
+        >>> print(f"{task.population_loss(lambda x: np.full((len(x), 2), 0.5)):.4f}")
+        0.6931
+        """
+        rule = self._rule(n_samples, rng)
+        log_q = _model_log_probs(predict_proba, rule)
+        values = -_sum_over_support(rule.posterior, log_q, axis=1)[:, 0]
+        return rule.expect(values, return_stderr)
+
+    # -- the hooks a model may override ------------------------------------------------
+
+    def _expectation_rule(self) -> tuple | None:
+        """Nodes (K, D) and weights (K,) for E over P(X), or None for Monte Carlo."""
+        return None
+
+    def _exact_accuracy(self) -> float | None:
+        """The Bayes accuracy in closed form, or None to use the expectation rule."""
+        return None
+
+    # -- the expectation rule with the posterior at its nodes, cached ------------------
+
+    def _cached(self, key: Any, compute: Callable) -> Any:
+        """``compute()`` on the first call with ``key``, the stored result after."""
+        cache = self.__dict__.setdefault("_bayes_floor_cache", {})
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
+
+    def _rule(self, n_samples: int, rng: Any) -> _Rule:
+        """The model's own rule if it has one, else a Monte Carlo sample of P(X).
+
+        A sample drawn with ``rng=None`` uses seed 0 and is cached per size.
+        """
+        rule = self._cached("quadrature", self._quadrature_rule)
+        if rule is not None:
+            return rule
+        n_samples = check_positive_int(n_samples, "n_samples", minimum=2)
+        if rng is not None:
+            return self._posterior_at(self.sample(n_samples, rng)[0])
+        return self._cached(("monte carlo", n_samples),
+                            lambda: self._posterior_at(self.sample(n_samples, 0)[0]))
+
+    def _quadrature_rule(self) -> _Rule | None:
+        """The posterior at the nodes of ``_expectation_rule()``, if there are any."""
+        nodes = self._expectation_rule()
+        return None if nodes is None else self._posterior_at(*nodes)
+
+    def _posterior_at(self, x: np.ndarray, weights: Any = None) -> _Rule:
+        """The rule on nodes ``x``: Monte Carlo (weights 1/K) if ``weights`` is None."""
+        monte_carlo = weights is None
+        if monte_carlo:
+            weights = np.full(len(x), 1.0 / len(x))
+        log_post = self.log_posterior(x)
+        rule = _Rule(x, weights, log_post, np.exp(log_post), monte_carlo)
+        for arr in rule[:4]:
+            arr.flags.writeable = False    # cached: models see x, must not edit it
+        return rule
+
+
+def _model_log_probs(predict_proba: Callable, rule: _Rule) -> np.ndarray:
+    """log q(c | x_k) at the rule's nodes, after checking the model's output."""
+    if not callable(predict_proba):
+        raise TypeError(f"predict_proba must be callable (x -> probabilities); "
+                        f"got {type(predict_proba).__name__}")
+    q = as_float_array(predict_proba(rule.x), "predict_proba(x)")
+    expected = rule.posterior.shape
+    if q.shape != expected:
+        raise ValueError(f"predict_proba(x) must return probabilities of shape "
+                         f"(n, M) = {expected} for x of shape {rule.x.shape}; "
+                         f"got shape {q.shape}")
+    check_distribution(q, "predict_proba(x)", axis=1)
+    with np.errstate(divide="ignore"):
+        return np.log(q.astype(np.float64, copy=False))
