@@ -6,17 +6,17 @@ with respect to the network's outputs, :math:`\partial L / \partial f`, which
 :mod:`scratchnet.losses` (or :mod:`scratchnet.scoring`) with its ``_grad``;
 models and :func:`scratchnet.train` accept one, or its name:
 
-=========================  ===================  ==================================
-name                       object               the trained outputs estimate
-=========================  ===================  ==================================
-``"cross_entropy"``        CrossEntropyLoss     :math:`P(c \mid x)` through the
+==========================  ==================  ===============================
+name                        object              the trained outputs estimate
+==========================  ==================  ===============================
+``"cross_entropy"``         CrossEntropyLoss    :math:`P(c \mid x)` through the
                                                 softmax of the logits
-``"binary_cross_entropy"`` BCEWithLogitsLoss    :math:`P(1 \mid x)` through the
+``"binary_cross_entropy"``  BCEWithLogitsLoss   :math:`P(1 \mid x)` through the
                                                 sigmoid of a single output
-``"mse"``                  MSELoss              :math:`P(c \mid x)` as the outputs
-                                                themselves (one-hot targets)
-``"hinge"``                MultiMarginLoss      only the most probable class
-=========================  ===================  ==================================
+``"mse"``                   MSELoss             :math:`P(c \mid x)` as the
+                                                outputs themselves (one-hot)
+``"hinge"``                 MultiMarginLoss     only the most probable class
+==========================  ==================  ===============================
 
 Cross-entropy, its binary case and squared error on one-hot targets are
 *proper* scoring rules: their population minimiser is the Bayes posterior.
