@@ -21,6 +21,8 @@ The modules read in order, like chapters; each imports only those above it.
 ``mlp``              TwoLayerMLP and MLP built from the layers
 ``optim``            SGD and Adam
 ``train``            the training loop and its History
+``metrics``          the numbers behind the figures: calibration (ECE), Gaussian
+                     fits by KL, loss landscapes, moving averages
 ``plotting``         the figures (imported on first use: it needs matplotlib)
 ``experiments``      the reproduction, shared by the CLI and the notebooks
 ===================  ===========================================================
@@ -39,7 +41,17 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from . import gaussian, gradcheck, information, layers, losses, mlp, optim, tasks
+from . import (
+    gaussian,
+    gradcheck,
+    information,
+    layers,
+    losses,
+    metrics,
+    mlp,
+    optim,
+    tasks,
+)
 from .gaussian import GaussianClasses, two_gaussian_posterior
 from .gradcheck import gradient_check, numerical_gradient
 from .information import (
@@ -103,6 +115,7 @@ __all__ = [
     "log_softmax",
     "logsumexp",
     "losses",
+    "metrics",
     "mlp",
     "mse_loss",
     "mse_loss_grad",
