@@ -86,7 +86,7 @@ def run(task: str, seed: int, steps: int = 50_000, n: int = 100_000,
 
 
 def study(tasks, seeds, steps: int = 50_000, jobs: int = 1) -> dict:
-    """``{task: {seed: {step: error}}}`` for every task and seed (``jobs`` processes)."""
+    """``{task: {seed: {step: error}}}``, every task and seed, ``jobs`` processes."""
     from concurrent.futures import ProcessPoolExecutor
 
     pairs = [(task, seed) for task in tasks for seed in seeds]

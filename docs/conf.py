@@ -5,7 +5,7 @@ errors; ``tests/test_docs.py`` runs the same command).  No network is needed at
 build time: there is no intersphinx, and MathJax is loaded by the reader's
 browser.
 
-Two small local extensions live in ``setup`` below:
+Three small local extensions live in ``setup`` below:
 
 * ``optional-figure``: a figure directive that renders the image when the file
   exists and a short note saying how to produce it when it does not, so the
@@ -15,6 +15,12 @@ Two small local extensions live in ``setup`` below:
   (``scratchnet.cross_entropy``) to the place each object is documented
   (``scratchnet.losses.cross_entropy``): every object is documented once, in
   its module, and the short spelling students use still links there.
+* an ``autodoc-process-docstring`` handler for the constants that a
+  subpackage re-exports (``scratchnet.experiments.EVAL_X``, defined in
+  ``scratchnet/experiments/runs.py``): autodoc reads ``#:`` comments only in
+  the module it documents, so the API page names such constants with
+  ``autodata`` and the handler gives each the ``#:`` comment written where it
+  is defined (instead of the docstring of its type).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from typing import Any
 
 from docutils import nodes
 from docutils.parsers.rst.directives.images import Figure
+from sphinx.errors import PycodeError
+from sphinx.pycode import ModuleAnalyzer
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
@@ -138,7 +146,29 @@ def _resolve_short_name(
     )
 
 
+def _reexported_constant_doc(
+    app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """Document ``package.NAME`` with the ``#:`` comment of the module defining it."""
+    package_name, _, attr = name.rpartition(".")
+    package = sys.modules.get(package_name)
+    if what != "data" or not hasattr(package, "__path__"):
+        return
+    for module_name, module in list(sys.modules.items()):
+        if module_name.startswith(f"{package_name}.") and (
+            getattr(module, attr, None) is obj
+        ):
+            try:
+                comment = ModuleAnalyzer.for_module(module_name).find_attr_docs()
+            except PycodeError:  # no source to read
+                continue
+            if ("", attr) in comment:
+                lines[:] = list(comment["", attr])
+                return
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.add_directive("optional-figure", OptionalFigure)
     app.connect("missing-reference", _resolve_short_name)
+    app.connect("autodoc-process-docstring", _reexported_constant_doc)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -29,6 +29,8 @@ The modules read in order, like chapters; each imports only those above it.
 ``optim``            Optimizer, SGD and Adam: one update rule each
 ``history``          History: what a training run records
 ``train``            train_step (forward, backward, update) and train
+``metrics``          the numbers behind the figures: calibration (ECE), Gaussian
+                     fits by KL, loss landscapes, moving averages
 ``fast``             the engine: the same mathematics on flat vectors and
                      reused buffers, and an ensemble of seeds; pinned by tests
 ``plotting``         the figures (imported on first use: it needs matplotlib)
@@ -57,6 +59,7 @@ from . import (
     information,
     layers,
     losses,
+    metrics,
     mlp,
     objectives,
     optim,
@@ -129,6 +132,7 @@ __all__ = [
     "log_softmax",
     "logsumexp",
     "losses",
+    "metrics",
     "mlp",
     "mse_loss",
     "mse_loss_grad",

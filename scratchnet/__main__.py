@@ -1,7 +1,8 @@
 r"""Command line: ``python -m scratchnet`` (or ``scratchnet``) reproduces the study.
 
 It trains a network on each task with each recipe (by default the three tasks
-of REFERENCE §3 with the ``original`` and ``covering`` recipes of
+of :mod:`scratchnet.tasks`, ``separated``, ``unequal-variance`` and
+``sparse-tail``, with the ``original`` and ``covering`` recipes of
 :mod:`scratchnet.experiments`), in parallel worker processes, and writes to
 ``--out``:
 

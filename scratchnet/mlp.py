@@ -15,12 +15,10 @@ and the softmax of the logits is the model's posterior
 ``backward`` calls the matching backward functions in reverse order, and
 ``loss_and_grads`` puts a loss (:mod:`scratchnet.objectives`) between them.
 
-``params`` is a plain dict of arrays.  An optimiser updates them in place;
-rebinding an entry (``model.params["W1"] = new_W1``) works as well, because
-every pass reads the dict.  ``backward`` returns new arrays every call.
-
-The engine :class:`scratchnet.fast.MLP` computes the same thing faster (flat
-parameter vectors, reused buffers); tests pin it to these classes.
+``params`` is a plain dict of arrays, updated in place by an optimiser;
+rebinding an entry (``model.params["W1"] = new_W1``) works too, as every pass
+reads the dict.  ``backward`` returns new arrays.  The engine
+:class:`scratchnet.fast.MLP` computes the same faster; tests pin the two.
 """
 
 from __future__ import annotations
@@ -84,18 +82,15 @@ def init_params(sizes: Sequence[int], *, activation: str = "relu", init: str = "
     * ``"torch"`` (the default of ``torch.nn.Linear``): :math:`W_\ell` and
       :math:`b_\ell` uniform on :math:`[-1/\sqrt{n_\ell},\, 1/\sqrt{n_\ell}]`.
 
-    Draws are made in float64, layer by layer (``W`` then, for ``"torch"``,
-    ``b``), then rounded to ``dtype``: the same seed gives the same
-    parameters in float32 and float64 up to rounding.
+    Draws are made in float64, layer by layer (``W``, then ``b`` for
+    ``"torch"``), then rounded to ``dtype``.
 
     Examples
     --------
     >>> import scratchnet as sn
     >>> params = sn.mlp.init_params([1, 64, 2], init="torch", rng=0)
-    >>> {k: v.shape for k, v in params.items()}
-    {'W1': (1, 64), 'b1': (64,), 'W2': (64, 2), 'b2': (2,)}
-    >>> bool(np.abs(params["b2"]).max() <= 1 / 8)   # 1 / sqrt(64)
-    True
+    >>> {k: v.shape for k, v in params.items()}, bool(abs(params["b2"]).max() <= 1 / 8)
+    ({'W1': (1, 64), 'b1': (64,), 'W2': (64, 2), 'b2': (2,)}, True)
     """
     sizes = _check_sizes(sizes)
     if activation not in ACTIVATIONS:
@@ -166,9 +161,8 @@ class MLP:
     params : dict of str to ndarray
         ``"W1", "b1", ..., "WL", "bL"``; ``W_l`` has shape
         :math:`(d_{l-1}, d_l)`, ``b_l`` shape :math:`(d_l,)`.
-    sizes : tuple of int
-    activation, init : str
-    dtype : numpy.dtype
+    sizes, activation, init, dtype
+        As given.
 
     Notes
     -----
@@ -377,9 +371,8 @@ class MLP:
         Examples
         --------
         >>> import scratchnet as sn
-        >>> probs = sn.MLP([1, 8, 3], rng=0).predict_proba([0.5, 1.5])
-        >>> probs.shape, bool(np.allclose(probs.sum(axis=1), 1.0))
-        ((2, 3), True)
+        >>> sn.MLP([1, 8, 3], rng=0).predict_proba([0.5, 1.5]).sum(axis=1)
+        array([1., 1.])
         """
         return np.exp(self.predict_log_proba(x))
 
@@ -410,10 +403,8 @@ class TwoLayerMLP(MLP):
     ----------
     in_features, hidden_features, out_features : int
         :math:`D`, :math:`H` and :math:`M`.
-    activation : {"relu", "tanh"}, default "relu"
-    rng : numpy.random.Generator or int or None, optional
-    dtype : {np.float64, np.float32}, default np.float64
-    init : {"xavier", "he", "torch"}, default "xavier"
+    activation, rng, dtype, init
+        As for :class:`MLP`.
 
     Attributes
     ----------

@@ -2,7 +2,9 @@
 
 import numpy as np
 
-# The modules in reading order: each may import only those before it.
+# The modules in reading order: each may import only those before it.  A module
+# of a subpackage is named with a dot ("plotting.style"); a subpackage's own
+# ``__init__`` comes after its modules, since it re-exports them.
 CHAPTERS = [
     "_validation",
     "softmax",
@@ -22,7 +24,20 @@ CHAPTERS = [
     "optim",
     "history",
     "train",
+    "metrics",
+    "fast.kernels",
+    "fast.mlp",
+    "fast.ensemble",
+    "fast",
+    "plotting.style",
+    "plotting.posterior",
+    "plotting.calibration",
+    "plotting.training",
+    "plotting.objectives",
     "plotting",
+    "experiments.recipes",
+    "experiments.runs",
+    "experiments.report",
     "experiments",
     "__main__",
 ]

@@ -1,4 +1,4 @@
-"""Tests for scratchnet.experiments: recipes, runs, metrics, tables."""
+"""Tests for scratchnet.experiments: recipes, runs, metrics, tables and figures."""
 
 import csv
 import math
@@ -11,7 +11,8 @@ from scratchnet import experiments
 
 
 def _separated_posterior(x):
-    p1 = 1 / (1 + np.exp((6 * x - 9) / 2))   # REFERENCE §3
+    # N(0, 1) vs N(3, 1), equal priors: log P(c2|x)/P(c1|x) = 3x - 9/2
+    p1 = 1 / (1 + np.exp((6 * x - 9) / 2))
     return np.column_stack([p1, 1 - p1])
 
 

@@ -1,4 +1,4 @@
-"""The package as a whole: its public API, its docstrings and its import order."""
+"""The package as a whole: its public API, its docstrings, its import order, its sizes."""
 
 import ast
 import importlib
@@ -16,6 +16,28 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "scratchnet"
 
 ORDER = CHAPTERS
+MODULE_FILES = sorted(PACKAGE.rglob("*.py"))
+
+
+def _module_path(name: str) -> Path:
+    """The file of a module named as in CHAPTERS.
+
+    ``plotting/__init__.py`` for the subpackage ``plotting``,
+    ``plotting/style.py`` for its module ``plotting.style``.
+    """
+    path = PACKAGE.joinpath(*name.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
+def _module_name(path: Path) -> str:
+    """The inverse of ``_module_path`` ("" for the package's own __init__)."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_private(name: str) -> bool:
+    leaf = name.split(".")[-1]
+    return leaf.startswith("_") and not leaf.startswith("__")
 
 
 def test_version_is_a_string():
@@ -29,43 +51,98 @@ def test_every_name_in_all_exists():
 
 
 def test_every_module_is_in_the_reading_order():
-    modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__"}
+    modules = {_module_name(p) for p in MODULE_FILES} - {""}
     assert modules == set(ORDER)
 
 
-def _imported_siblings(path: Path) -> set:
-    tree = ast.parse(path.read_text())
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
+# --- imports flow one way -------------------------------------------------------
+
+
+def _chapter(dotted: str) -> str:
+    """The entry of the reading order that ``dotted`` (a module or a name in one)
+    belongs to; a name that is in none of them is returned as it is."""
+    parts = dotted.split(".")
+    while parts:
+        if ".".join(parts) in ORDER:
+            return ".".join(parts)
+        parts.pop()
+    return dotted
+
+
+def _imported_modules(source: str, module: str) -> set:
+    """The package's modules that ``source``, the text of ``module``, imports.
+
+    Every import counts, also those inside functions.  Relative imports are
+    resolved from the module's package (``from ..metrics import x`` in
+    ``plotting/style.py`` is ``metrics``, ``from .style import x`` there is
+    ``plotting.style``), absolute ones from ``scratchnet.``.
+    """
+    package = module.split(".")
+    if not PACKAGE.joinpath(*package).is_dir():  # a module, not a package
+        package = package[:-1]
+    targets = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            up = node.level - 1
+            if up > len(package):
+                targets.append("<beyond the package>")
+                continue
+            base = package[: len(package) - up]
             if node.module:
-                names.add(node.module.split(".")[0])
+                targets.append(".".join([*base, node.module]))
             else:
-                names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
-            "scratchnet."
-        ):
-            names.add(node.module.split(".")[1])
+                targets += [".".join([*base, alias.name]) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module == "scratchnet":
+            targets += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module.startswith("scratchnet."):
+            targets.append(node.module.split(".", 1)[1])
         elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.startswith("scratchnet."):
-                    names.add(alias.name.split(".")[1])
-    return names
+            targets += [alias.name.split(".", 1)[1] for alias in node.names
+                        if alias.name.startswith("scratchnet.")]
+    return {_chapter(target) for target in targets}
+
+
+def test_imports_are_resolved_in_subpackages_and_functions():
+    source = "\n".join([
+        "import numpy as np",
+        "from ..metrics import moving_average",
+        "from .style import CLASS_COLORS",
+        "from . import posterior",
+        "import scratchnet.tasks",
+        "from scratchnet.softmax import softmax",
+        "def f():",
+        "    from ..train import train",
+        "    from ...outside import x",
+    ])
+    assert _imported_modules(source, "plotting.training") == {
+        "metrics", "plotting.style", "plotting.posterior", "tasks", "softmax",
+        "train", "<beyond the package>"}
+    # in a package's __init__, "." is the package itself
+    assert _imported_modules("from .runs import run\nfrom .. import tasks",
+                             "experiments") == {"experiments.runs", "tasks"}
+    # a submodule importing its own package is caught: the package comes later
+    assert _imported_modules("from . import CLASS_COLORS", "plotting.style") == {
+        "plotting"}
+    assert _imported_modules("from . import mlp\nfrom .x import y", "train") == {
+        "mlp", "x"}
 
 
 @pytest.mark.parametrize("module", ORDER)
 def test_imports_flow_one_way(module):
     """Each module imports only modules that come before it (no cycles)."""
     allowed = set(ORDER[: ORDER.index(module)])
-    imported = _imported_siblings(PACKAGE / f"{module}.py")
+    imported = _imported_modules(_module_path(module).read_text(), module)
     assert imported <= allowed, f"{module} imports later modules: {imported - allowed}"
+
+
+# --- docstrings -------------------------------------------------------------------
 
 
 def _public_objects():
     """Every public function, class and method, in the module that defines it."""
     found = []
     for module_name in ORDER:
-        if module_name == "_validation":
+        if _is_private(module_name):
             continue
         module = importlib.import_module(f"scratchnet.{module_name}")
         for name, obj in vars(module).items():
@@ -102,39 +179,86 @@ def test_public_docstrings_follow_numpydoc(name, obj):
     assert "return" in obj.__annotations__, f"{name} has no return type hint"
 
 
-@pytest.mark.parametrize("module", [m for m in ORDER if not m.startswith("_")])
+@pytest.mark.parametrize("module", [m for m in ORDER
+                                    if not m.split(".")[-1].startswith("_")])
 def test_every_module_opens_with_its_idea(module):
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+    tree = ast.parse(_module_path(module).read_text())
     doc = ast.get_docstring(tree)
     assert doc and len(doc.splitlines()) >= 3, f"{module} needs a module docstring"
     assert not doc.startswith("STUB"), f"{module} is still a stub"
 
 
-# Chapters short enough to read in one sitting: at most 500 lines, at most 250
-# of them code (outside docstrings, comments and blank lines).  Modules join
-# this list as they are split by idea.
-SIZED = ["_quadrature", "bayes", "gaussian"]
+# --- sizes: a module is read in one sitting ---------------------------------------
+
+MAX_LINES = 500        # any module, docstrings included
+MAX_CODE_LINES = 250   # a chapter, not counting docstrings, comments, blank lines
+# Not chapters: the figures, the reproduction, the fast engine, the command line.
+NOT_CHAPTERS = ("plotting", "experiments", "fast", "__main__")
+# Over the limits now, and being split into smaller modules.
+BEING_SPLIT: set = set()
 
 
 def _code_lines(source: str) -> int:
-    """Lines that are not blank, not comments and not inside a docstring."""
-    docstrings = set()
+    """Lines that are not blank, not comments and not in a docstring.
+
+    Docstrings are those of the module, of classes and of functions, found in
+    the syntax tree (a string statement elsewhere is code).
+    """
+    docstring_lines = set()
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)):
-            first = node.body[0] if node.body else None
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                             ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
             if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
                     and isinstance(first.value.value, str)):
-                docstrings.update(range(first.lineno, first.end_lineno + 1))
+                docstring_lines.update(range(first.lineno, first.end_lineno + 1))
     return sum(1 for i, line in enumerate(source.splitlines(), 1)
                if line.strip() and not line.strip().startswith("#")
-               and i not in docstrings)
+               and i not in docstring_lines)
 
 
-@pytest.mark.parametrize("module", SIZED)
-def test_chapters_are_short(module):
-    source = (PACKAGE / f"{module}.py").read_text()
-    assert len(source.splitlines()) <= 500, f"{module} has more than 500 lines"
-    assert _code_lines(source) <= 250, f"{module} has more than 250 lines of code"
+def test_code_lines_skip_docstrings_comments_and_blank_lines():
+    lines = [
+        '"""Module docstring,',           # 1-3: docstring
+        "",
+        'on three lines."""',
+        "",                               # 4: blank
+        "import math  # counts: code",    # 5: code
+        "# a comment",                    # 6: comment
+        "class A:",                       # 7: code
+        "    'Class docstring.'",         # 8: docstring
+        "    def f(self):",               # 9: code
+        '        """Two',                 # 10-11: docstring
+        '        lines."""',
+        "        s = '''a string,",       # 12-13: code (not a docstring)
+        "        not a docstring'''",
+        "        return s",               # 14: code
+    ]
+    assert _code_lines("\n".join(lines)) == 6
+
+
+def _size_param(name: str, label: str):
+    marks = ([pytest.mark.xfail(strict=False, reason="being split")]
+             if name in BEING_SPLIT else [])
+    return pytest.param(name, marks=marks, id=label)
+
+
+@pytest.mark.parametrize("module", [
+    _size_param(_module_name(p), str(p.relative_to(PACKAGE))) for p in MODULE_FILES])
+def test_no_module_is_longer_than_500_lines(module):
+    path = _module_path(module)   # "" is the package's own __init__.py
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE)}: {lines} lines"
+
+
+@pytest.mark.parametrize("module", [
+    _size_param(m, m) for m in ORDER if m.split(".")[0] not in NOT_CHAPTERS])
+def test_chapter_has_at_most_250_lines_of_code(module):
+    lines = _code_lines(_module_path(module).read_text())
+    assert lines <= MAX_CODE_LINES, f"{module}: {lines} lines of code"
+
+
+# --- import side effects and style ------------------------------------------------
 
 
 def test_import_does_not_load_matplotlib():

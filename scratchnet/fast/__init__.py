@@ -37,10 +37,10 @@ Examples
 
 from __future__ import annotations
 
-from . import kernels
+from . import kernels  # noqa: F401  (sn.fast.kernels, documented on this page)
 from .ensemble import Ensemble, stack_batches, train_ensemble
 from .kernels import log_softmax
 from .mlp import MLP, FlatParams
 
-__all__ = ["MLP", "Ensemble", "FlatParams", "kernels", "log_softmax", "stack_batches",
+__all__ = ["MLP", "Ensemble", "FlatParams", "log_softmax", "stack_batches",
            "train_ensemble"]

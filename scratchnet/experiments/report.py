@@ -1,0 +1,253 @@
+r"""Reports of finished runs: tables, figures, and the command line's unit of work.
+
+:func:`summarize` collects the metric rows of runs (all snapshots, or a
+few), :func:`format_table` and :func:`write_table` print and save them,
+:func:`posterior_figure` and :func:`convergence_figure` draw them with
+:mod:`scratchnet.plotting`, beside the original study's reported figures
+(:data:`ORIGINAL_REPORTED`), and :func:`run_and_plot` trains and draws in
+one call, as each worker process of the command line does.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from matplotlib.figure import Figure
+
+from ..plotting import plot_convergence, plot_posterior_fit
+from .runs import COLUMNS, ExperimentResult, run
+
+__all__ = [
+    "ORIGINAL_REPORTED",
+    "ORIGINAL_REPORTED_STEP",
+    "convergence_figure",
+    "format_table",
+    "posterior_figure",
+    "run_and_plot",
+    "summarize",
+    "write_table",
+]
+
+#: The original study's max error on [-4, 7] at 10,000 batches, (low, high) by task.
+ORIGINAL_REPORTED = {"separated": (0.05, 0.05), "unequal-variance": (0.04, 0.08),
+                     "sparse-tail": (0.17, 0.25)}
+#: The step of :data:`ORIGINAL_REPORTED`.
+ORIGINAL_REPORTED_STEP = 10_000
+
+_FIGURE_STEPS = (100, 1000, 10_000)
+
+
+def summarize(
+    results: Union[ExperimentResult, Iterable[ExperimentResult]],
+    steps: Optional[Sequence[int]] = None,
+    *,
+    final: bool = True,
+) -> list[dict[str, Any]]:
+    """The metric rows of one or more runs, optionally at some steps only.
+
+    Parameters
+    ----------
+    results : ExperimentResult or iterable of them
+    steps : sequence of int, optional
+        Keep only these steps (default: every snapshot).
+    final : bool, default True
+        With ``steps``, also keep each run's last step.
+
+    Returns
+    -------
+    list of dict
+        Keys :data:`COLUMNS` (module docstring), runs in the given order.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> result = sn.experiments.run("separated", "textbook", steps=200)
+    >>> [row["step"] for row in sn.experiments.summarize(result, steps=[50])]
+    [50, 200]
+    """
+    if isinstance(results, ExperimentResult):
+        results = [results]
+    rows = []
+    for result in results:
+        last = result.rows[-1]["step"] if result.rows else None
+        rows += [row for row in result.rows if steps is None or row["step"] in steps
+                 or (final and row["step"] == last)]
+    return rows
+
+
+_HEADERS = {"task": "task", "recipe": "recipe", "seed": "seed", "step": "step",
+            "expected_kl": "E KL (nats)", "max_abs_error": "max abs(q-P) on [-4,7]",
+            "loss_gap": "loss - Bayes loss", "accuracy": "accuracy",
+            "bayes_accuracy": "Bayes accuracy"}
+_FORMATS = {"expected_kl": "{:.2e}", "max_abs_error": "{:.3f}",
+            "loss_gap": "{:+.4f}", "accuracy": "{:.2%}", "bayes_accuracy": "{:.2%}"}
+
+
+def format_table(rows: Iterable[dict[str, Any]]) -> str:
+    """The rows as a Markdown table, numbers rounded for reading.
+
+    Parameters
+    ----------
+    rows : iterable of dict
+        With keys :data:`COLUMNS`.
+
+    Returns
+    -------
+    str
+        A header, a rule and one line per row, without a final newline.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> row = {"task": "t", "recipe": "r", "seed": 0, "step": 10,
+    ...        "expected_kl": 0.00123, "max_abs_error": 0.25, "loss_gap": 0.01,
+    ...        "accuracy": 0.9, "bayes_accuracy": 0.9332}
+    >>> print(sn.experiments.format_table([row]).splitlines()[-1])
+    | t | r | 0 | 10 | 1.23e-03 | 0.250 | +0.0100 | 90.00% | 93.32% |
+    """
+    lines = ["| " + " | ".join(_HEADERS[c] for c in COLUMNS) + " |",
+             "|" + "|".join("---" if c in ("task", "recipe") else "--:"
+                            for c in COLUMNS) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(_FORMATS.get(c, "{}").format(row[c])
+                                       for c in COLUMNS) + " |")
+    return "\n".join(lines)
+
+
+def write_table(rows: Sequence[dict[str, Any]], path_csv: Union[str, Path],
+                path_md: Union[str, Path]) -> None:
+    """Write the rows as CSV (full precision) and as a Markdown table.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        With keys :data:`COLUMNS` (others are ignored).
+    path_csv, path_md : str or Path
+        The files to (over)write.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import scratchnet as sn, tempfile, pathlib
+    >>> rows = sn.experiments.run("separated", "textbook", steps=20).rows
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> sn.experiments.write_table(rows, folder / "t.csv", folder / "t.md")
+    >>> (folder / "t.csv").read_text().splitlines()[0]
+    'task,recipe,seed,step,expected_kl,max_abs_error,loss_gap,accuracy,bayes_accuracy'
+    """
+    with open(path_csv, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    Path(path_md).write_text(format_table(rows) + "\n")
+
+
+def posterior_figure(result: ExperimentResult) -> Figure:
+    """The posterior (solid) and the network after 100, 1000, 10000 and all steps.
+
+    Parameters
+    ----------
+    result : ExperimentResult
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes drawn by :func:`scratchnet.plotting.plot_posterior_fit`, with
+        the class densities shaded.  Not managed by pyplot: save it with
+        ``fig.savefig``, or show it as the last expression of a notebook cell.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> fig = sn.experiments.posterior_figure(
+    ...     sn.experiments.run("separated", "textbook", steps=100))
+    >>> len(fig.axes[0].get_lines())   # 2 posteriors, 1 snapshot x 2 classes
+    4
+    """
+    task = result.generative_model
+    steps = list(result.history.snapshot_steps)
+    keep = [i for i, s in enumerate(steps) if s in _FIGURE_STEPS or i == len(steps) - 1]
+    fig = Figure(figsize=(7.5, 4.6))
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.11, top=0.93)
+    ax = plot_posterior_fit(task, result.eval_x, result.history.snapshot_probs[keep],
+                            labels=[f"{steps[i]:,} steps" for i in keep],
+                            ax=fig.subplots())
+    classes = " vs ".join(f"N({m:g}, {s:g}²)" for m, s in zip(task.means, task.scales))
+    ax.set_title(f"{result.task}: {classes}; recipe {result.recipe}, "
+                 f"seed {result.seed}", fontsize="medium")
+    return fig
+
+
+def convergence_figure(results: Iterable[ExperimentResult]) -> Figure:
+    r"""Expected KL and the max error on [-4, 7] against steps, every run.
+
+    Parameters
+    ----------
+    results : iterable of ExperimentResult
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes drawn by :func:`scratchnet.plotting.plot_convergence`; the
+        right one marks :data:`ORIGINAL_REPORTED` at 10,000 steps.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> fig = sn.experiments.convergence_figure(
+    ...     [sn.experiments.run("separated", "textbook", steps=100)])
+    >>> [ax.get_yscale() for ax in fig.axes]
+    ['log', 'log']
+    """
+    rows = summarize(results)
+    fig = Figure(figsize=(12, 4.8))
+    fig.subplots_adjust(left=0.07, right=0.99, bottom=0.11, top=0.91, wspace=0.22)
+    ax_kl, ax_max = fig.subplots(1, 2)
+    plot_convergence(rows, "expected_kl", ax=ax_kl)
+    plot_convergence(rows, "max_abs_error", ax=ax_max, reference=ORIGINAL_REPORTED,
+                     reference_step=ORIGINAL_REPORTED_STEP)
+    fig.suptitle(r"convergence of $q(c\mid x)$ to the Bayes posterior $P(c\mid x)$")
+    return fig
+
+
+def run_and_plot(task: str, recipe: str, path: Union[str, Path], *,
+                 steps: Optional[int] = None, seed: int = 0) -> ExperimentResult:
+    """:func:`run`, then save its :func:`posterior_figure` to ``path``.
+
+    The unit of work of the command line's worker processes (drawing there
+    keeps the figures in parallel too).
+
+    Parameters
+    ----------
+    task, recipe : str
+        Names, as for :func:`run`.
+    path : str or Path
+        The image file; its suffix picks the format.
+    steps : int, optional
+    seed : int, default 0
+
+    Returns
+    -------
+    ExperimentResult
+        With ``extra["drawing"]``, the seconds spent on the figure.
+
+    Examples
+    --------
+    >>> import scratchnet as sn, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "fit.png"
+    >>> _ = sn.experiments.run_and_plot("separated", "textbook", path, steps=20)
+    >>> path.exists()
+    True
+    """
+    result = run(task, recipe, steps=steps, seed=seed)
+    start = time.perf_counter()
+    posterior_figure(result).savefig(path, dpi=120)
+    result.extra["drawing"] = time.perf_counter() - start
+    return result

@@ -1,0 +1,254 @@
+r"""One run: train a network by a recipe, then measure it against P(C|x).
+
+:func:`run` trains a network on a one-dimensional task and takes snapshots
+of its outputs :math:`q(c \mid x)` at chosen steps.  Because the task's
+posterior :math:`P(c \mid x)` is known exactly, each snapshot can be
+measured against it; the metrics of a snapshot at step :math:`t` (the
+columns of :data:`COLUMNS`) are:
+
+* ``expected_kl``: :math:`\mathbb{E}_{x \sim P(X)} KL(P \,\|\, q)` in nats,
+  ``task.expected_kl`` (Gauss-Legendre quadrature over :math:`P(X)`);
+* ``max_abs_error``: :math:`\max_{x, c} |q(c \mid x) - P(c \mid x)|` over the
+  100 points of :data:`EVAL_X` on :math:`[-4, 7]`, the original study's measure;
+* ``loss_gap``: the mean mini-batch loss of the last :math:`\min(t, 500)` steps
+  up to :math:`t`, minus the Bayes loss of the *training* inputs (the task's
+  :math:`H(C \mid X)`; for ``covering``, :math:`\mathbb{E}_{x \sim
+  P_\mathrm{train}} H(P(C \mid x))`), a noisy estimate of the expected KL
+  under the training inputs (negative values are noise, or over-fitting of
+  a fixed sample);
+* ``accuracy``: the population accuracy of the network's argmax,
+  :math:`\int P(x)\, P(\hat c(x) \mid x)\, dx` (trapezoid rule on 4001
+  points covering all but :math:`10^{-9}` of :math:`P(X)`), beside
+  ``bayes_accuracy``, :math:`\int \max_c P(x, c)\, dx`.
+
+A run on a sampled dataset also counts its training inputs past the task's
+last crossing of :math:`P(c_1 \mid x) = 1/2`, where the posterior is hardest
+to learn when :math:`P(x)` is small there (:func:`tail_mass`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from .._validation import check_positive_int
+from ..gaussian import GaussianClasses
+from ..information import entropy
+from ..metrics import moving_average
+from ..mlp import MLP, TwoLayerMLP
+from ..tasks import get_task
+from ..train import History, train
+from .recipes import Recipe, get_recipe
+
+__all__ = ["COLUMNS", "EVAL_X", "LOSS_WINDOW", "ExperimentResult", "run", "tail_mass"]
+
+#: The 100 inputs on :math:`[-4, 7]` where outputs are compared with the posterior.
+EVAL_X = np.linspace(-4.0, 7.0, 100)
+#: Steps averaged for the ``loss_gap`` metric (fewer early on).
+LOSS_WINDOW = 500
+#: The metric rows' keys, in table order.
+COLUMNS = ("task", "recipe", "seed", "step", "expected_kl", "max_abs_error",
+           "loss_gap", "accuracy", "bayes_accuracy")
+
+_QUADRATURE_NODES = 4001
+
+
+def tail_mass(task: GaussianClasses, x0: float) -> float:
+    r"""The probability :math:`P(X > x_0)` of a one-dimensional task.
+
+    Parameters
+    ----------
+    task : GaussianClasses
+        One-dimensional.
+    x0 : float
+
+    Returns
+    -------
+    float
+        :math:`\sum_c P(c)\, \tfrac12 \operatorname{erfc}\bigl((x_0 - \mu_c) /
+        (\sigma_c \sqrt 2)\bigr)`.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> print(f"{sn.experiments.tail_mass(sn.tasks.sparse_tail(), 6.418):.2e}")
+    4.91e-04
+    """
+    if task.dim != 1:
+        raise ValueError(f"task must be one-dimensional; got dim {task.dim}")
+    mu = np.asarray(task.means, dtype=float).reshape(-1)
+    scales = np.asarray(task.scales, dtype=float)
+    # standard deviations (M,), or 1 x 1 covariance matrices (M, 1, 1)
+    sd = scales if scales.ndim == 1 else np.sqrt(scales.reshape(-1))
+    return float(sum(p * 0.5 * math.erfc((x0 - m) / (s * math.sqrt(2)))
+                     for p, m, s in zip(task.priors, mu, sd)))
+
+
+@dataclass
+class ExperimentResult:
+    r"""One run of a recipe on a task: its history and measured snapshots.
+
+    Parameters
+    ----------
+    task, recipe : str
+        Their names.
+    seed : int
+    history : History
+        Of :func:`scratchnet.train`, with ``snapshot_probs`` of shape
+        (K, 100, M) on ``eval_x``.
+    eval_x : ndarray, shape (100,)
+        :data:`EVAL_X`.
+    posterior : ndarray, shape (100, M)
+        The task's :math:`P(c \mid x)` on ``eval_x``.
+    rows : list of dict
+        The metrics of each snapshot, keys :data:`COLUMNS`.
+    model : MLP
+        The network after the last step.
+    extra : dict
+        ``elapsed`` (seconds of training); for sampled datasets ``n_train``
+        and ``n_tail``, the training inputs past the task's last crossing
+        ``last_crossing``, whose probability is ``tail_mass``.
+    generative_model : GaussianClasses
+        The task itself (the figures draw its posterior and densities).
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> result = sn.experiments.run("separated", "textbook", steps=100)
+    >>> result.history.snapshot_probs.shape, result.rows[-1]["step"]
+    ((4, 100, 2), 100)
+    """
+
+    task: str
+    recipe: str
+    seed: int
+    history: History
+    eval_x: np.ndarray
+    posterior: np.ndarray
+    rows: list[dict[str, Any]]
+    model: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    generative_model: Optional[GaussianClasses] = None
+
+
+def _trapezoid_weights(grid: np.ndarray) -> np.ndarray:
+    """Weights of the trapezoid rule on an evenly spaced grid."""
+    weights = np.full(grid.size, grid[1] - grid[0])
+    weights[[0, -1]] *= 0.5
+    return weights
+
+
+def _training_data(task: GaussianClasses, recipe: Recipe, steps: int,
+                   rng: np.random.Generator) -> tuple[Any, float]:
+    """The ``data`` argument of ``train`` and the Bayes loss of its inputs."""
+    if recipe.data == "stream":
+        return task, task.bayes_loss()
+    if recipe.data == "fixed":
+        return task.sample(recipe.dataset_size, rng), task.bayes_loss()
+    if recipe.data != "covering":
+        raise ValueError(f"recipe.data must be 'fixed', 'stream' or 'covering'; "
+                         f"got {recipe.data!r}")
+    n = steps * recipe.batch_size
+    n_task = int(rng.binomial(n, recipe.mix))
+    x_task, c_task = task.sample(n_task, rng)
+    low, high = recipe.input_range
+    x_uniform = rng.uniform(low, high, size=(n - n_task, 1))
+    x = np.concatenate([x_task, x_uniform])
+    c = np.concatenate([c_task, task.sample_labels(x_uniform, rng)])
+    grid = np.linspace(low, high, _QUADRATURE_NODES)
+    uniform_floor = _trapezoid_weights(grid) @ entropy(task.posterior(grid)) / (
+        high - low)
+    return (x, c), recipe.mix * task.bayes_loss() + (1 - recipe.mix) * uniform_floor
+
+
+def _build_model(recipe: Recipe, rng: np.random.Generator) -> MLP:
+    """The network of ``recipe``, freshly initialised: the one place runs build it."""
+    if len(recipe.sizes) == 3:
+        return TwoLayerMLP(*recipe.sizes, rng=rng)
+    return MLP(recipe.sizes, rng=rng)
+
+
+def run(
+    task: Union[str, GaussianClasses],
+    recipe: Union[str, Recipe],
+    *,
+    steps: Optional[int] = None,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+) -> ExperimentResult:
+    r"""Train a network on ``task`` by ``recipe`` and measure every snapshot.
+
+    Parameters
+    ----------
+    task : str or GaussianClasses
+        A name of ``scratchnet.tasks.TASKS`` or a one-dimensional task.
+    recipe : str or Recipe
+        A name of :data:`RECIPES` or a :class:`Recipe`.
+    steps : int, optional
+        Number of updates; default ``recipe.steps``.  A cosine schedule is
+        stretched over the run.
+    seed : int, default 0
+        One seed for everything: it spawns independent streams for the
+        initial weights, the data (the fixed sample) and the batches.
+    progress : bool, optional
+        Show :func:`scratchnet.train`'s progress line on stderr.
+
+    Returns
+    -------
+    ExperimentResult
+        With one row of metrics (module docstring) per snapshot.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> result = sn.experiments.run("separated", "textbook", steps=200, seed=0)
+    >>> [row["step"] for row in result.rows]
+    [10, 20, 50, 100, 200]
+    >>> bool(result.rows[-1]["max_abs_error"] < 0.2)
+    True
+    """
+    task = get_task(task) if isinstance(task, str) else task
+    recipe = get_recipe(recipe)
+    if task.dim != 1:
+        raise ValueError(f"task must be one-dimensional; got dim {task.dim}")
+    steps = recipe.steps if steps is None else check_positive_int(steps, "steps")
+    snapshots = sorted({s for s in recipe.snapshot_steps if s < steps} | {steps})
+    init_rng, data_rng, batch_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
+    model = _build_model(recipe, init_rng)
+    data, loss_floor = _training_data(task, recipe, steps, data_rng)
+    # The snapshots take the outputs on EVAL_X and on a fine grid for the accuracy.
+    quad_x = np.linspace(*task.support(1.0 - 1e-9), _QUADRATURE_NODES)
+    history = train(
+        model, data, steps=steps, batch_size=recipe.batch_size,
+        lr=recipe.learning_rate(steps), momentum=recipe.momentum,
+        optimizer=recipe.optimizer, rng=batch_rng, snapshot_steps=snapshots,
+        eval_x=np.concatenate([EVAL_X, quad_x]), task=task, progress=bool(progress))
+    probs, quad_probs = np.split(history.snapshot_probs, [EVAL_X.size], axis=1)
+    history = replace(history, snapshot_probs=probs, eval_x=EVAL_X.copy())
+    posterior = task.posterior(EVAL_X)
+    # accuracy = integral of P(x) P(argmax_c q(c|x) | x) dx
+    quad_posterior = task.posterior(quad_x)
+    right = np.take_along_axis(quad_posterior[None], quad_probs.argmax(-1)[..., None],
+                               axis=-1)[..., 0]
+    accuracy = right @ (task.density(quad_x) * _trapezoid_weights(quad_x))
+    loss_means = moving_average(history.losses, LOSS_WINDOW)
+    bayes_accuracy = task.bayes_accuracy()
+    name = task.name or "task"
+    rows = [{"task": name, "recipe": recipe.name, "seed": seed, "step": int(step),
+             "expected_kl": float(kl),
+             "max_abs_error": float(np.abs(p - posterior).max()),
+             "loss_gap": float(loss_means[step - 1] - loss_floor),
+             "accuracy": float(acc), "bayes_accuracy": float(bayes_accuracy)}
+            for step, kl, p, acc in zip(history.snapshot_steps, history.snapshot_kl,
+                                        probs, accuracy)]
+    extra: dict[str, Any] = {"elapsed": history.elapsed}
+    if isinstance(data, tuple) and task.num_classes == 2:
+        last = float(task.decision_boundaries()[-1])
+        extra.update(last_crossing=last, tail_mass=tail_mass(task, last),
+                     n_train=len(data[0]), n_tail=int(np.sum(data[0] > last)))
+    return ExperimentResult(name, recipe.name, seed, history, EVAL_X.copy(),
+                            posterior, rows, model, extra, generative_model=task)

@@ -1,0 +1,122 @@
+r"""Is :math:`q(c \mid x)` the posterior?  Two checks on samples of the task.
+
+When the generative model is known, each output can be set against the
+"oracle", the exact :math:`P(c \mid x)` at the same input
+(:func:`plot_oracle`): a perfect fit lies on the diagonal.  When it is not,
+the outputs can still be checked against frequencies: among the inputs
+where the model's confidence is about 0.8 it should be right four times in
+five (:func:`plot_reliability_diagram`, with the numbers of
+:func:`scratchnet.metrics.calibration_bins`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+from matplotlib.axes import Axes
+
+from .._validation import as_generator, check_positive_int
+from ..metrics import calibration_bins, expected_calibration_error
+from .style import CLASS_COLORS, _class_colors, _new_axes, _predict
+
+__all__ = ["plot_oracle", "plot_reliability_diagram"]
+
+
+def plot_oracle(
+    task: Any, model: Any, *, n: int = 1000, rng: Any = None,
+    ax: Optional[Axes] = None,
+) -> Axes:
+    r"""A model's :math:`q(c \mid x)` against the true :math:`P(c \mid x)` on samples.
+
+    Parameters
+    ----------
+    task : GaussianClasses
+        The generative model: its samples and its posterior (the "oracle").
+    model : object with ``predict_proba`` or callable
+        Maps x (n, D) to probabilities (n, M).
+    n : int, default 1000
+        Samples :math:`x \sim P(X)`.
+    rng : numpy.random.Generator or int, optional
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    Axes
+        One scatter (collection) per class with offsets
+        :math:`(P(c \mid x_j), q(c \mid x_j))`, and the diagonal :math:`q = P`.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> task = sn.tasks.separated()
+    >>> ax = sn.plotting.plot_oracle(task, task.posterior, n=50, rng=0)
+    >>> offsets = ax.collections[0].get_offsets()
+    >>> bool(np.allclose(offsets[:, 0], offsets[:, 1]))   # the oracle itself
+    True
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    x, _ = task.sample(check_positive_int(n, "n"), as_generator(rng))
+    posterior = np.asarray(task.posterior(x))
+    probs = _predict(model, x)
+    if probs.shape != posterior.shape:
+        raise ValueError(f"model must return probabilities of shape {posterior.shape}; "
+                         f"got {probs.shape}")
+    colors = _class_colors(posterior.shape[1])
+    ax = _new_axes(ax, figsize=(4.8, 4.6))
+    for i in range(posterior.shape[1]):
+        ax.scatter(posterior[:, i], probs[:, i], s=8, alpha=0.5, color=colors[i],
+                   lw=0, label=f"$c_{i + 1}$")
+    ax.plot([0, 1], [0, 1], color="black", ls="--", lw=1, label="$q = P$")
+    ax.set(xlabel=r"Bayes posterior $P(c\mid x)$", ylabel=r"network $q(c\mid x)$",
+           xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), aspect="equal")
+    ax.legend(loc="upper left", fontsize="small")
+    return ax
+
+
+def plot_reliability_diagram(
+    probs: Any, targets: Any, *, n_bins: int = 10, ax: Optional[Axes] = None
+) -> Axes:
+    r"""Reliability diagram: accuracy per confidence bin against the diagonal.
+
+    Parameters
+    ----------
+    probs : array_like, shape (n, M)
+        Predicted class probabilities.
+    targets : array_like of int, shape (n,)
+        True classes.
+    n_bins : int, default 10
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    Axes
+        One bar per bin (height: accuracy, 0 for empty bins), the diagonal of
+        perfect calibration, the mean confidence of each non-empty bin as
+        dots (:func:`scratchnet.metrics.calibration_bins`), and
+        :func:`scratchnet.metrics.expected_calibration_error` in the title.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> ax = sn.plotting.plot_reliability_diagram([[0.9, 0.1], [0.2, 0.8]], [0, 0],
+    ...                                           n_bins=5)
+    >>> [round(bar.get_height(), 2) for bar in ax.patches]
+    [0.0, 0.0, 0.0, 0.0, 1.0]
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    counts, mean_confidence, accuracy = calibration_bins(probs, targets, n_bins)
+    ece = expected_calibration_error(probs, targets, n_bins)
+    filled = counts > 0
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    ax = _new_axes(ax, figsize=(4.8, 4.6))
+    ax.bar(edges[:-1], accuracy, width=1.0 / n_bins, align="edge",
+           color=CLASS_COLORS[0], alpha=0.75, edgecolor="white", label="accuracy")
+    ax.plot(mean_confidence[filled], accuracy[filled], "o", color=CLASS_COLORS[1],
+            label="(mean confidence, accuracy)")
+    ax.plot([0, 1], [0, 1], color="black", ls="--", lw=1, label="perfect calibration")
+    ax.set(xlabel="confidence (probability of the predicted class)",
+           ylabel="accuracy", xlim=(0, 1), ylim=(0, 1), aspect="equal",
+           title=f"reliability diagram, ECE = {ece:.3f}")
+    ax.legend(loc="upper left", fontsize="small")
+    return ax

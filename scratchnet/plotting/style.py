@@ -1,0 +1,54 @@
+r"""The conventions every figure shares: its axes and its colours.
+
+Each drawing function of :mod:`scratchnet.plotting` takes an optional
+matplotlib ``Axes`` (``ax=None`` makes a new figure) and returns the ``Axes``
+it drew on; none calls ``plt.show``.  Colours come from the Okabe-Ito
+palette, which stays distinguishable under the common forms of colour
+blindness; class :math:`c_i` always has colour ``CLASS_COLORS[i - 1]``, and
+the same colours, in the same order, tell tasks and fits apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import to_rgb
+
+__all__ = ["CLASS_COLORS", "METRIC_LABELS"]
+
+#: Okabe-Ito colours, in the order used for classes, tasks and fits.
+CLASS_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                "#E69F00", "#56B4E9", "#F0E442", "#000000")
+
+#: Axis labels of the metrics of :func:`scratchnet.experiments.run`, by key.
+METRIC_LABELS = {
+    "expected_kl": r"$E_x\, KL(P(C\mid x)\,\|\,q(C\mid x))$ (nats)",
+    "max_abs_error": r"$\max_{x \in [-4, 7]} |q(c\mid x) - P(c\mid x)|$",
+    "loss_gap": "training loss minus its Bayes floor (nats)",
+}
+_LINESTYLES = ("-", "--", ":", "-.")
+
+
+def _new_axes(ax: Optional[Axes], figsize: tuple[float, float] = (6.4, 4.2)) -> Axes:
+    """Return ``ax``, or the axes of a new pyplot figure (shown in notebooks)."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=figsize, layout="constrained")[1]
+
+
+def _class_colors(num_classes: int) -> list[tuple[float, float, float]]:
+    """RGB colour of each class: the palette, cycled if there are more classes."""
+    return [to_rgb(CLASS_COLORS[i % len(CLASS_COLORS)]) for i in range(num_classes)]
+
+
+def _predict(model: Any, x: np.ndarray) -> np.ndarray:
+    """Class probabilities from a model (``.predict_proba``) or a callable."""
+    predict = getattr(model, "predict_proba", model)
+    if not callable(predict):
+        raise TypeError("model must have a predict_proba method or be a callable "
+                        f"x -> probabilities; got {type(model).__name__}")
+    return np.asarray(predict(x), dtype=float)
