@@ -1,18 +1,21 @@
 r"""Command line: ``python -m scratchnet`` (or ``scratchnet``) reproduces the study.
 
-It trains a network on each task with each recipe (by default the three tasks
+It trains networks on each task with each recipe (by default the three tasks
 of :mod:`scratchnet.tasks`, ``separated``, ``unequal-variance`` and
 ``sparse-tail``, with the ``original`` and ``covering`` recipes of
-:mod:`scratchnet.experiments`), in parallel worker processes, and writes to
-``--out``:
+:mod:`scratchnet.experiments`), ``--seeds`` of them at once on the ensemble
+engine, in parallel worker processes, and writes to ``--out``:
 
 * ``posterior_<task>_<recipe>.<format>``: the Bayes posterior
-  :math:`P(c \mid x)` (solid), the network's :math:`q(c \mid x)` at a few
-  snapshots (dashed) and the class densities :math:`P(x \mid c) P(c)` (shaded);
+  :math:`P(c \mid x)` (solid), the networks' :math:`q(c \mid x)` at a few
+  snapshots (dashed: the median over seeds; shaded: their range) and the
+  class densities :math:`P(x \mid c) P(c)` (shaded);
 * ``convergence.<format>``: expected KL and :math:`\max |q - P|` against
-  steps, with the original study's figures at 10,000 batches;
-* ``summary.csv`` and ``summary.md``: every snapshot's metrics
-  (:func:`scratchnet.experiments.summarize`); a shorter table is printed.
+  steps (median and range over seeds), with the original study's figures
+  at 10,000 batches;
+* ``summary.csv``: every seed's metrics at every snapshot; ``summary.md``:
+  the median [min, max] over seeds (:func:`scratchnet.experiments.summarize`);
+  a shorter table is printed.
 
 Examples
 --------
@@ -42,6 +45,7 @@ __all__ = ["build_parser", "main"]
 
 DEFAULT_TASKS = tuple(TASKS)
 DEFAULT_RECIPES = ("original", "covering")
+DEFAULT_SEEDS = 3
 _PRINTED_STEPS = (100, 1000, 10_000)
 _DEFAULT_RUN_TIME = "20-25 s"  # measured: 21-25 s wall, 2 cores, load average ~2
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -145,7 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=_positive, default=None,
                         help="training steps of every run (default: each recipe's own)")
     parser.add_argument("--seed", type=_seed, default=0,
-                        help="seed of the weights, data and batches (default: 0)")
+                        help="the first seed of the weights, data and batches "
+                        "(default: 0)")
+    parser.add_argument("--seeds", type=_positive, default=DEFAULT_SEEDS,
+                        help="seeds per task and recipe, trained at once: seeds "
+                        f"--seed .. --seed + SEEDS - 1 (default: {DEFAULT_SEEDS})"),
     parser.add_argument("--out", type=Path, default=Path("scratchnet-results"),
                         help="directory for the figures and tables "
                         "(default: scratchnet-results)")
@@ -180,7 +188,8 @@ def _single_threaded_blas() -> Iterator[None]:
 
 def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
              say) -> list[experiments.ExperimentResult]:
-    """Train every (task, recipe) pair, longest first, reporting each as it ends."""
+    """Train every (task, recipe) pair, its seeds at once, longest first; report
+    each as it ends and return every seed's result."""
     def cost(pair: tuple[str, str]) -> int:
         recipe = experiments.get_recipe(pair[1])
         return (args.steps or recipe.steps) * recipe.batch_size
@@ -188,18 +197,19 @@ def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
     order = sorted(pairs, key=cost, reverse=True)
     work = [(task, recipe, args.out / f"posterior_{task}_{recipe}.{args.format}")
             for task, recipe in order]
-    options = {"steps": args.steps, "seed": args.seed}
+    options = {"steps": args.steps, "seeds": range(args.seed, args.seed + args.seeds)}
     results = {}
     start = time.perf_counter()
 
-    def report(result: experiments.ExperimentResult) -> None:
-        results[result.task, result.recipe] = result
-        last = result.rows[-1]
-        say(f"[{len(results)}/{len(pairs)}] {result.task} / {result.recipe}: "
-            f"{last['step']} steps in {result.extra['elapsed']:.1f} s, figure "
-            f"{result.extra['drawing']:.1f} s (max|q-P| {last['max_abs_error']:.3f}, "
-            f"E KL {last['expected_kl']:.1e}; {time.perf_counter() - start:.1f} s "
-            "elapsed)")
+    def report(seeds: list[experiments.ExperimentResult]) -> None:
+        first = seeds[0]
+        results[first.task, first.recipe] = seeds
+        last = experiments.summarize(seeds, over_seeds=True)[-1]
+        say(f"[{len(results)}/{len(pairs)}] {first.task} / {first.recipe}: "
+            f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''} x {last['step']} steps "
+            f"in {first.extra['elapsed']:.1f} s, figure {first.extra['drawing']:.1f} s "
+            f"(median max|q-P| {last['max_abs_error']:.3f}, E KL "
+            f"{last['expected_kl']:.1e}; {time.perf_counter() - start:.1f} s elapsed)")
 
     if jobs == 1:
         for item in work:
@@ -211,20 +221,23 @@ def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
                        for item in work]
             for future in as_completed(futures):
                 report(future.result())
-    return [results[pair] for pair in pairs]
+    return [result for pair in pairs for result in results[pair]]
 
 
 def _tail_notes(results: list[experiments.ExperimentResult]) -> list[str]:
-    """Why sparse-tail's far right is hard: how much data lies there, per run."""
-    notes = []
+    """Why sparse-tail's far right is hard: how much data lies there, per recipe."""
+    notes, counts = [], {}
     for result in results:
-        extra = result.extra
-        if "n_tail" in extra and result.task == "sparse-tail":
-            notes.append(
-                f"sparse-tail / {result.recipe}: {extra['n_tail']:,} of the "
-                f"{extra['n_train']:,} training inputs lie past the second crossing "
-                f"x = {extra['last_crossing']:.3f}, where P(x > "
-                f"{extra['last_crossing']:.3f}) = {extra['tail_mass']:.2e}")
+        if "n_tail" in result.extra and result.task == "sparse-tail":
+            counts.setdefault(result.recipe, []).append(result.extra)
+    for recipe, extras in counts.items():
+        tails, extra = sorted(e["n_tail"] for e in extras), extras[0]
+        tail = (f"{tails[0]:,}" if tails[0] == tails[-1] else
+                f"{tails[0]:,} to {tails[-1]:,} (over {len(tails)} seeds)")
+        notes.append(
+            f"sparse-tail / {recipe}: {tail} of the {extra['n_train']:,} training "
+            f"inputs lie past the second crossing x = {extra['last_crossing']:.3f}, "
+            f"where P(x > {extra['last_crossing']:.3f}) = {extra['tail_mass']:.2e}")
     if notes:
         notes.append("(the loss weighs the error at x by the density of the training "
                      "inputs there: with almost no data past the crossing, nothing "
@@ -267,23 +280,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(message, file=sys.stderr, flush=True)
 
     start = time.perf_counter()
+    seeds = (f"seed {args.seed}" if args.seeds == 1 else
+             f"seeds {args.seed}..{args.seed + args.seeds - 1}")
     say(f"scratchnet: {len(pairs)} runs ({', '.join(tasks)} x {', '.join(recipes)}), "
-        f"seed {args.seed}, {jobs} worker process{'es' if jobs > 1 else ''}")
+        f"{seeds}, {jobs} worker process{'es' if jobs > 1 else ''}")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
         results = _run_all(pairs, args, jobs, say)
         experiments.convergence_figure(results).savefig(
             args.out / f"convergence.{args.format}", dpi=120)
-        rows = experiments.summarize(results)
-        experiments.write_table(rows, args.out / "summary.csv", args.out / "summary.md")
+        experiments.write_table(experiments.summarize(results),
+                                args.out / "summary.csv", args.out / "summary.md")
+        if args.seeds > 1:  # the Markdown table: median [min, max] over seeds
+            (args.out / "summary.md").write_text(experiments.format_table(
+                experiments.summarize(results, over_seeds=True)) + "\n")
     except (OSError, ValueError, FloatingPointError, BrokenProcessPool) as exc:
         print(f"scratchnet: error: {exc}", file=sys.stderr)
         return 1
     if not args.quiet:
-        print(experiments.format_table(experiments.summarize(results, _PRINTED_STEPS)))
+        print(experiments.format_table(experiments.summarize(
+            results, _PRINTED_STEPS, over_seeds=args.seeds > 1)))
         for note in _tail_notes(results):
             print(note)
-    say(f"wrote {len(results) + 1} figures and summary.csv, summary.md to {args.out} "
+    say(f"wrote {len(pairs) + 1} figures and summary.csv, summary.md to {args.out} "
         f"in {time.perf_counter() - start:.1f} s")
     return 0
 

@@ -4,6 +4,7 @@ import csv
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from scratchnet import experiments
@@ -18,7 +19,7 @@ def _read_csv(path):
 def test_runs_end_to_end_and_writes_every_file(tmp_path, capsys):
     out = tmp_path / "results"
     code = main(["--tasks", "separated,sparse-tail", "--recipes", "original,covering",
-                 "--steps", "30", "--out", str(out), "--jobs", "1"])
+                 "--steps", "30", "--seeds", "1", "--out", str(out), "--jobs", "1"])
     assert code == 0
     names = sorted(path.name for path in out.iterdir())
     assert names == sorted(
@@ -50,7 +51,7 @@ def test_runs_end_to_end_and_writes_every_file(tmp_path, capsys):
 
 def test_parallel_workers_give_the_numbers_of_an_in_process_run(tmp_path, capsys):
     code = main(["--tasks", "unequal-variance", "--recipes", "textbook,covering",
-                 "--steps", "20", "--seed", "5", "--out", str(tmp_path),
+                 "--steps", "20", "--seed", "5", "--seeds", "1", "--out", str(tmp_path),
                  "--format", "svg", "--jobs", "2", "--quiet"])
     assert code == 0
     assert (tmp_path / "posterior_unequal-variance_textbook.svg").exists()
@@ -69,13 +70,35 @@ def test_parallel_workers_give_the_numbers_of_an_in_process_run(tmp_path, capsys
             assert float(row[key]) == want[key]   # CSV keeps full precision
 
 
+def test_seeds_end_to_end_draw_bands_and_summarise_over_seeds(tmp_path, capsys):
+    code = main(["--tasks", "sparse-tail", "--recipes", "original", "--steps", "20",
+                 "--seeds", "3", "--seed", "4", "--out", str(tmp_path), "--jobs", "1"])
+    assert code == 0
+    rows = _read_csv(tmp_path / "summary.csv")   # every seed's snapshots
+    assert [(r["seed"], r["step"]) for r in rows] == [
+        (s, t) for s in ("4", "5", "6") for t in ("10", "20")]
+    # seed 5 of the study is exactly the run with --seed 5 alone
+    alone = experiments.run("sparse-tail", "original", steps=20, seed=5).rows
+    for row, want in zip(rows[2:4], alone):
+        assert float(row["max_abs_error"]) == want["max_abs_error"]
+    errors = [float(r["max_abs_error"]) for r in rows if r["step"] == "20"]
+    markdown = (tmp_path / "summary.md").read_text().splitlines()
+    assert "median [min, max]" in markdown[0] and "| seeds |" in markdown[0]
+    last = markdown[-1].split(" | ")
+    assert last[2:4] == ["3", "20"]
+    assert last[5] == (f"{np.median(errors):.3f} [{min(errors):.3f}, "
+                       f"{max(errors):.3f}]")
+    out = capsys.readouterr()
+    assert "(over 3 seeds)" in out.out and "3 seeds x 20 steps" in out.err
+
+
 def test_help_documents_every_option(capsys):
     with pytest.raises(SystemExit) as info:
         main(["--help"])
     assert info.value.code == 0
     text = capsys.readouterr().out
-    for option in ("--tasks", "--recipes", "--steps", "--seed", "--out", "--quiet",
-                   "--format", "--jobs"):
+    for option in ("--tasks", "--recipes", "--steps", "--seed", "--seeds", "--out",
+                   "--quiet", "--format", "--jobs"):
         assert option in text
     assert "takes about" in text and "sparse-tail" in text
 

@@ -169,3 +169,63 @@ def test_summarize_and_tables(textbook_run, tmp_path):
     assert markdown[0].startswith("| task | recipe |")
     assert "| separated | textbook | 3 | 600 |" in markdown[-4]
     assert markdown[-4].endswith("| 93.32% |")
+
+
+@pytest.fixture(scope="module")
+def seed_study():
+    return experiments.run("separated", "textbook", steps=120, seeds=[2, 7, 9])
+
+
+def test_a_seed_study_is_the_runs_of_its_seeds(seed_study):
+    assert [r.seed for r in seed_study] == [2, 7, 9]
+    alone = experiments.run("separated", "textbook", steps=120, seed=7)
+    assert seed_study[1].rows == alone.rows
+    np.testing.assert_array_equal(seed_study[1].history.losses, alone.history.losses)
+    with pytest.raises(ValueError, match="seeds must be distinct"):
+        experiments.run("separated", "textbook", steps=5, seeds=[1, 1])
+    with pytest.raises(TypeError, match="seeds must be a count or a sequence"):
+        experiments.run("separated", "textbook", steps=5, seeds="3")
+
+
+def test_summarize_over_seeds_gives_median_min_and_max(seed_study):
+    rows = experiments.summarize(seed_study, over_seeds=True)
+    assert [r["step"] for r in rows] == [10, 20, 50, 100, 120]
+    for row in rows:
+        values = [r["max_abs_error"] for s in seed_study for r in s.rows
+                  if r["step"] == row["step"]]
+        assert row["seeds"] == 3
+        assert row["max_abs_error"] == sorted(values)[1]   # the median of three
+        assert (row["max_abs_error_min"], row["max_abs_error_max"]) == (min(values),
+                                                                        max(values))
+    table = experiments.format_table(rows).splitlines()
+    assert "median [min, max]" in table[0]
+
+
+def test_posterior_figure_draws_the_median_and_the_range_over_seeds(seed_study):
+    fig = experiments.posterior_figure(seed_study)
+    ax = fig.axes[0]
+    probs = np.stack([r.history.snapshot_probs[-1] for r in seed_study])  # (3, 100, 2)
+    # 2 density fills, then one band per class for each snapshot drawn (100, 120)
+    assert len(ax.collections) == 2 + 2 * 2
+    dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert len(dashed) == 2 * 2
+    for i, line in enumerate(dashed[2:]):   # step 120, classes 1 and 2
+        np.testing.assert_allclose(line.get_ydata(), np.median(probs, axis=0)[:, i])
+    for i, band in enumerate(ax.collections[4:]):
+        ys = band.get_paths()[0].vertices[:, 1]
+        assert ys.min() == pytest.approx(probs[:, :, i].min())
+        assert ys.max() == pytest.approx(probs[:, :, i].max())
+    assert "median and range over 3 seeds" in ax.get_title()
+    with pytest.raises(ValueError, match="seeds of one task and recipe"):
+        experiments.posterior_figure([seed_study[0], experiments.run("sparse-tail",
+                                                                     "textbook", steps=20)])
+
+
+def test_convergence_figure_shades_the_range_over_seeds(seed_study):
+    fig = experiments.convergence_figure(seed_study)
+    _, ax_max = fig.axes
+    assert len(ax_max.collections) == 1   # one (task, recipe), one band
+    ys = ax_max.collections[0].get_paths()[0].vertices[:, 1]
+    rows = experiments.summarize(seed_study, over_seeds=True)
+    assert ys.min() == pytest.approx(min(r["max_abs_error_min"] for r in rows))
+    assert ys.max() == pytest.approx(max(r["max_abs_error_max"] for r in rows))

@@ -55,6 +55,7 @@ from .recipes import (
     get_recipe,
 )
 from .report import (
+    METRICS,
     ORIGINAL_REPORTED,
     ORIGINAL_REPORTED_STEP,
     convergence_figure,
@@ -71,6 +72,7 @@ __all__ = [
     "COVERING",
     "EVAL_X",
     "LOSS_WINDOW",
+    "METRICS",
     "ORIGINAL",
     "ORIGINAL_REPORTED",
     "ORIGINAL_REPORTED_STEP",

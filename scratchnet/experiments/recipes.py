@@ -54,8 +54,8 @@ class Recipe:
     ----------
     name : str
     sizes : tuple of int
-        Layer sizes; three build a :class:`scratchnet.TwoLayerMLP`, more an
-        :class:`scratchnet.MLP` (ReLU, the library's initialisation).
+        Layer sizes of the ReLU network (trained on the engine,
+        :class:`scratchnet.fast.Ensemble`, one member per seed).
     optimizer : {"adam", "sgd"}
         With :func:`scratchnet.train`'s defaults (Adam: betas (0.9, 0.999),
         no weight decay).
@@ -88,6 +88,9 @@ class Recipe:
     mix : float, default 0.5
         For ``data="covering"``: the expected fraction of inputs from
         :math:`P(X)`.
+    init : {"xavier", "he", "torch"}, default "xavier"
+        The initialisation (:func:`scratchnet.mlp.init_params`).
+    dtype : {"float64", "float32"}, default "float64"
     description : str, default ""
 
     Examples
@@ -112,6 +115,8 @@ class Recipe:
     dataset_size: int = 100_000
     input_range: tuple[float, float] = (-6.0, 9.0)
     mix: float = 0.5
+    init: str = "xavier"
+    dtype: str = "float64"
     description: str = ""
 
     def learning_rate(self, steps: int) -> Union[float, Callable[[int], float]]:
@@ -144,9 +149,10 @@ class Recipe:
             1.0 + math.cos(math.pi * t / steps))
 
 
-#: The original study's setting.
+#: The original study's setting, exactly: PyTorch's default initialisation, float32.
 ORIGINAL = Recipe(
     "original", (1, 64, 64, 2), "adam", 1e-3, 64, "fixed", 50_000, _SNAPSHOTS,
+    init="torch", dtype="float32",
     description="the original study: Adam 1e-3 on a fixed 100k sample, reshuffled")
 #: The library's default story: the two-layer network, plain SGD, fresh batches.
 TEXTBOOK = Recipe(

@@ -16,12 +16,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Optional, Union
 
+import numpy as np
 from matplotlib.figure import Figure
 
 from ..plotting import plot_convergence, plot_posterior_fit
 from .runs import COLUMNS, ExperimentResult, run
 
 __all__ = [
+    "METRICS",
     "ORIGINAL_REPORTED",
     "ORIGINAL_REPORTED_STEP",
     "convergence_figure",
@@ -41,11 +43,16 @@ ORIGINAL_REPORTED_STEP = 10_000
 _FIGURE_STEPS = (100, 1000, 10_000)
 
 
+#: The metrics summarised over seeds (median, min, max).
+METRICS = ("expected_kl", "max_abs_error", "loss_gap", "accuracy")
+
+
 def summarize(
     results: Union[ExperimentResult, Iterable[ExperimentResult]],
     steps: Optional[Sequence[int]] = None,
     *,
     final: bool = True,
+    over_seeds: bool = False,
 ) -> list[dict[str, Any]]:
     """The metric rows of one or more runs, optionally at some steps only.
 
@@ -56,11 +63,16 @@ def summarize(
         Keep only these steps (default: every snapshot).
     final : bool, default True
         With ``steps``, also keep each run's last step.
+    over_seeds : bool, default False
+        One row per task, recipe and step instead of one per seed: each
+        metric of :data:`METRICS` is the median over the seeds, with its
+        ``<metric>_min`` and ``<metric>_max``, and ``seeds`` counts them.
 
     Returns
     -------
     list of dict
-        Keys :data:`COLUMNS` (module docstring), runs in the given order.
+        Keys :data:`COLUMNS` (module docstring), runs in the given order;
+        with ``over_seeds``, ``seeds`` in place of ``seed`` and the spreads.
 
     Examples
     --------
@@ -68,6 +80,10 @@ def summarize(
     >>> result = sn.experiments.run("separated", "textbook", steps=200)
     >>> [row["step"] for row in sn.experiments.summarize(result, steps=[50])]
     [50, 200]
+    >>> study = sn.experiments.run("separated", "textbook", steps=200, seeds=3)
+    >>> row = sn.experiments.summarize(study, over_seeds=True)[-1]
+    >>> row["seeds"], row["max_abs_error_min"] <= row["max_abs_error"]
+    (3, True)
     """
     if isinstance(results, ExperimentResult):
         results = [results]
@@ -76,7 +92,25 @@ def summarize(
         last = result.rows[-1]["step"] if result.rows else None
         rows += [row for row in result.rows if steps is None or row["step"] in steps
                  or (final and row["step"] == last)]
-    return rows
+    return _over_seeds(rows) if over_seeds else rows
+
+
+def _over_seeds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows grouped by (task, recipe, step): median, min and max of each metric."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["task"], row["recipe"], row["step"]), []).append(row)
+    out = []
+    for (task, recipe, step), group in groups.items():
+        row = {"task": task, "recipe": recipe, "seeds": len(group), "step": step,
+               "bayes_accuracy": group[0]["bayes_accuracy"]}
+        for metric in METRICS:
+            values = np.array([r[metric] for r in group])
+            row.update({metric: float(np.median(values)),
+                        f"{metric}_min": float(values.min()),
+                        f"{metric}_max": float(values.max())})
+        out.append(row)
+    return out
 
 
 _HEADERS = {"task": "task", "recipe": "recipe", "seed": "seed", "step": "step",
@@ -93,7 +127,9 @@ def format_table(rows: Iterable[dict[str, Any]]) -> str:
     Parameters
     ----------
     rows : iterable of dict
-        With keys :data:`COLUMNS`.
+        With keys :data:`COLUMNS`, or summarised over seeds
+        (``summarize(..., over_seeds=True)``): then each metric reads
+        ``median [min, max]``.
 
     Returns
     -------
@@ -109,12 +145,23 @@ def format_table(rows: Iterable[dict[str, Any]]) -> str:
     >>> print(sn.experiments.format_table([row]).splitlines()[-1])
     | t | r | 0 | 10 | 1.23e-03 | 0.250 | +0.0100 | 90.00% | 93.32% |
     """
-    lines = ["| " + " | ".join(_HEADERS[c] for c in COLUMNS) + " |",
+    rows = list(rows)
+    spread = bool(rows) and "seeds" in rows[0]
+    columns = [("seeds" if c == "seed" and spread else c) for c in COLUMNS]
+
+    def cell(row: dict[str, Any], c: str) -> str:
+        text = _FORMATS.get(c, "{}").format(row[c])
+        if spread and c in METRICS:
+            low, high = (_FORMATS[c].format(row[f"{c}_{k}"]) for k in ("min", "max"))
+            text += f" [{low}, {high}]"
+        return text
+
+    header = [_HEADERS.get(c, c) + (" median [min, max]" if spread and c in METRICS
+                                    else "") for c in columns]
+    lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join("---" if c in ("task", "recipe") else "--:"
-                            for c in COLUMNS) + "|"]
-    for row in rows:
-        lines.append("| " + " | ".join(_FORMATS.get(c, "{}").format(row[c])
-                                       for c in COLUMNS) + " |")
+                            for c in columns) + "|"]
+    lines += ["| " + " | ".join(cell(row, c) for c in columns) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -149,12 +196,15 @@ def write_table(rows: Sequence[dict[str, Any]], path_csv: Union[str, Path],
     Path(path_md).write_text(format_table(rows) + "\n")
 
 
-def posterior_figure(result: ExperimentResult) -> Figure:
-    """The posterior (solid) and the network after 100, 1000, 10000 and all steps.
+def posterior_figure(result: Union[ExperimentResult, Sequence[ExperimentResult]]
+                     ) -> Figure:
+    r"""The posterior (solid) and the network after 100, 1000, 10000 and all steps.
 
     Parameters
     ----------
-    result : ExperimentResult
+    result : ExperimentResult, or a sequence of them (seeds of one task and recipe)
+        With several seeds, the dashed lines are the median of
+        :math:`q(c \mid x)` over seeds and the shaded bands its range.
 
     Returns
     -------
@@ -171,22 +221,32 @@ def posterior_figure(result: ExperimentResult) -> Figure:
     >>> len(fig.axes[0].get_lines())   # 2 posteriors, 1 snapshot x 2 classes
     4
     """
-    task = result.generative_model
-    steps = list(result.history.snapshot_steps)
+    results = [result] if isinstance(result, ExperimentResult) else list(result)
+    first = results[0]
+    if any((r.task, r.recipe) != (first.task, first.recipe) for r in results):
+        raise ValueError("result must be the seeds of one task and recipe; got "
+                         f"{sorted({(r.task, r.recipe) for r in results})}")
+    task = first.generative_model
+    steps = list(first.history.snapshot_steps)
     keep = [i for i, s in enumerate(steps) if s in _FIGURE_STEPS or i == len(steps) - 1]
+    probs = np.stack([r.history.snapshot_probs[keep] for r in results])  # (S, k, n, M)
+    band = None if len(results) == 1 else np.stack(
+        [probs.min(axis=0), probs.max(axis=0)], axis=1)
     fig = Figure(figsize=(7.5, 4.6))
     fig.subplots_adjust(left=0.09, right=0.98, bottom=0.11, top=0.93)
-    ax = plot_posterior_fit(task, result.eval_x, result.history.snapshot_probs[keep],
+    ax = plot_posterior_fit(task, first.eval_x, np.median(probs, axis=0), band=band,
                             labels=[f"{steps[i]:,} steps" for i in keep],
                             ax=fig.subplots())
     classes = " vs ".join(f"N({m:g}, {s:g}²)" for m, s in zip(task.means, task.scales))
-    ax.set_title(f"{result.task}: {classes}; recipe {result.recipe}, "
-                 f"seed {result.seed}", fontsize="medium")
+    seeds = (f"seed {first.seed}" if len(results) == 1 else
+             f"median and range over {len(results)} seeds")
+    ax.set_title(f"{first.task}: {classes}; recipe {first.recipe}, {seeds}",
+                 fontsize="medium")
     return fig
 
 
 def convergence_figure(results: Iterable[ExperimentResult]) -> Figure:
-    r"""Expected KL and the max error on [-4, 7] against steps, every run.
+    r"""Expected KL and the max error on [-4, 7] against steps, over seeds.
 
     Parameters
     ----------
@@ -206,7 +266,7 @@ def convergence_figure(results: Iterable[ExperimentResult]) -> Figure:
     >>> [ax.get_yscale() for ax in fig.axes]
     ['log', 'log']
     """
-    rows = summarize(results)
+    rows = summarize(results, over_seeds=True)
     fig = Figure(figsize=(12, 4.8))
     fig.subplots_adjust(left=0.07, right=0.99, bottom=0.11, top=0.91, wspace=0.22)
     ax_kl, ax_max = fig.subplots(1, 2)
@@ -218,7 +278,9 @@ def convergence_figure(results: Iterable[ExperimentResult]) -> Figure:
 
 
 def run_and_plot(task: str, recipe: str, path: Union[str, Path], *,
-                 steps: Optional[int] = None, seed: int = 0) -> ExperimentResult:
+                 steps: Optional[int] = None, seed: int = 0,
+                 seeds: Union[int, Sequence[int], None] = None
+                 ) -> Union[ExperimentResult, list[ExperimentResult]]:
     """:func:`run`, then save its :func:`posterior_figure` to ``path``.
 
     The unit of work of the command line's worker processes (drawing there
@@ -232,10 +294,12 @@ def run_and_plot(task: str, recipe: str, path: Union[str, Path], *,
         The image file; its suffix picks the format.
     steps : int, optional
     seed : int, default 0
+    seeds : int or sequence of int, optional
+        A seed study (then a list of results, one figure with bands).
 
     Returns
     -------
-    ExperimentResult
+    ExperimentResult or list of ExperimentResult
         With ``extra["drawing"]``, the seconds spent on the figure.
 
     Examples
@@ -246,8 +310,10 @@ def run_and_plot(task: str, recipe: str, path: Union[str, Path], *,
     >>> path.exists()
     True
     """
-    result = run(task, recipe, steps=steps, seed=seed)
+    result = run(task, recipe, steps=steps, seed=seed, seeds=seeds)
     start = time.perf_counter()
     posterior_figure(result).savefig(path, dpi=120)
-    result.extra["drawing"] = time.perf_counter() - start
+    drawing = time.perf_counter() - start
+    for r in [result] if isinstance(result, ExperimentResult) else result:
+        r.extra["drawing"] = drawing
     return result

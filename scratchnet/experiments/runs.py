@@ -29,18 +29,22 @@ to learn when :math:`P(x)` is small there (:func:`tail_mass`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 import numpy as np
 
 from .._validation import check_positive_int
+from ..fast import Ensemble, stack_batches, train_ensemble
 from ..gaussian import GaussianClasses
+from ..history import History
 from ..information import entropy
 from ..metrics import moving_average
-from ..mlp import MLP, TwoLayerMLP
+from ..optim import SGD, Adam
 from ..tasks import get_task
-from ..train import History, train
+from ..train import epochs
 from .recipes import Recipe, get_recipe
 
 __all__ = ["COLUMNS", "EVAL_X", "LOSS_WINDOW", "ExperimentResult", "run", "tail_mass"]
@@ -164,11 +168,26 @@ def _training_data(task: GaussianClasses, recipe: Recipe, steps: int,
     return (x, c), recipe.mix * task.bayes_loss() + (1 - recipe.mix) * uniform_floor
 
 
-def _build_model(recipe: Recipe, rng: np.random.Generator) -> MLP:
-    """The network of ``recipe``, freshly initialised: the one place runs build it."""
-    if len(recipe.sizes) == 3:
-        return TwoLayerMLP(*recipe.sizes, rng=rng)
-    return MLP(recipe.sizes, rng=rng)
+def _stream(task: GaussianClasses, batch_size: int, rng: np.random.Generator):
+    """A fresh batch of the task at every step (what ``sn.train`` draws)."""
+    while True:
+        yield task.sample(batch_size, rng)
+
+
+def _build_ensemble(recipe: Recipe, rngs: Sequence[np.random.Generator]) -> Ensemble:
+    """The recipe's network, one member per seed: the one place runs build it."""
+    return Ensemble(recipe.sizes, rngs, init=recipe.init, dtype=recipe.dtype)
+
+
+def _seed_list(seeds: Union[int, Sequence[int]]) -> list[int]:
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+        return list(range(check_positive_int(seeds, "seeds")))
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"seeds must be a count or a sequence of seeds; got {seeds!r}")
+    listed = [check_positive_int(s, "seeds entries", minimum=0) for s in seeds]
+    if not listed or len(set(listed)) != len(listed):
+        raise ValueError(f"seeds must be distinct and at least one; got {listed}")
+    return listed
 
 
 def run(
@@ -177,9 +196,10 @@ def run(
     *,
     steps: Optional[int] = None,
     seed: int = 0,
+    seeds: Union[int, Sequence[int], None] = None,
     progress: Optional[bool] = None,
-) -> ExperimentResult:
-    r"""Train a network on ``task`` by ``recipe`` and measure every snapshot.
+) -> Union[ExperimentResult, list[ExperimentResult]]:
+    r"""Train networks on ``task`` by ``recipe`` and measure every snapshot.
 
     Parameters
     ----------
@@ -193,12 +213,16 @@ def run(
     seed : int, default 0
         One seed for everything: it spawns independent streams for the
         initial weights, the data (the fixed sample) and the batches.
+    seeds : int or sequence of int, optional
+        A seed study: ``n`` (seeds ``0 .. n-1``) or the seeds themselves.
+        All are trained at once on :class:`scratchnet.fast.Ensemble`; seed
+        ``s`` gives exactly what ``run(..., seed=s)`` gives.
     progress : bool, optional
-        Show :func:`scratchnet.train`'s progress line on stderr.
+        A progress line on stderr.
 
     Returns
     -------
-    ExperimentResult
+    ExperimentResult, or list of ExperimentResult with ``seeds``
         With one row of metrics (module docstring) per snapshot.
 
     Examples
@@ -209,26 +233,65 @@ def run(
     [10, 20, 50, 100, 200]
     >>> bool(result.rows[-1]["max_abs_error"] < 0.2)
     True
+    >>> study = sn.experiments.run("separated", "textbook", steps=200, seeds=3)
+    >>> [r.seed for r in study], study[0].rows == result.rows
+    ([0, 1, 2], True)
     """
     task = get_task(task) if isinstance(task, str) else task
     recipe = get_recipe(recipe)
     if task.dim != 1:
         raise ValueError(f"task must be one-dimensional; got dim {task.dim}")
     steps = recipe.steps if steps is None else check_positive_int(steps, "steps")
+    seed_list = [check_positive_int(seed, "seed", minimum=0)] if seeds is None \
+        else _seed_list(seeds)
     snapshots = sorted({s for s in recipe.snapshot_steps if s < steps} | {steps})
-    init_rng, data_rng, batch_rng = (
-        np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
-    model = _build_model(recipe, init_rng)
-    data, loss_floor = _training_data(task, recipe, steps, data_rng)
-    # The snapshots take the outputs on EVAL_X and on a fine grid for the accuracy.
+    streams = [[np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)]
+               for seed in seed_list]  # per seed: initial weights, data, batches
+    ensemble = _build_ensemble(recipe, [init for init, _, _ in streams])
+    datasets, sources = [], []
+    for _, data_rng, batch_rng in streams:
+        data, loss_floor = _training_data(task, recipe, steps, data_rng)
+        datasets.append(data)
+        sources.append(_stream(task, recipe.batch_size, batch_rng) if data is task
+                       else epochs(data[0].astype(ensemble.dtype), data[1],
+                                   recipe.batch_size, batch_rng))
     quad_x = np.linspace(*task.support(1.0 - 1e-9), _QUADRATURE_NODES)
-    history = train(
-        model, data, steps=steps, batch_size=recipe.batch_size,
-        lr=recipe.learning_rate(steps), momentum=recipe.momentum,
-        optimizer=recipe.optimizer, rng=batch_rng, snapshot_steps=snapshots,
-        eval_x=np.concatenate([EVAL_X, quad_x]), task=task, progress=bool(progress))
-    probs, quad_probs = np.split(history.snapshot_probs, [EVAL_X.size], axis=1)
-    history = replace(history, snapshot_probs=probs, eval_x=EVAL_X.copy())
+    eval_x = np.concatenate([EVAL_X, quad_x])
+    probs, kls = [], []
+
+    def snapshot(step: int, ens: Ensemble) -> None:
+        probs.append(ens.predict_proba(eval_x))  # (S, n, M)
+        kls.append([task.expected_kl(lambda x, s=s: ens.predict_proba(x, member=s))
+                    for s in range(ens.members)])
+
+    lr = recipe.learning_rate(steps)
+    optimizer = (Adam(ensemble.params, lr(0) if callable(lr) else lr)
+                 if recipe.optimizer == "adam" else
+                 SGD(ensemble.params, lr(0) if callable(lr) else lr,
+                     momentum=recipe.momentum))
+    start = time.perf_counter()
+    losses = train_ensemble(ensemble, stack_batches(sources), steps=steps,
+                            optimizer=optimizer, lr=lr if callable(lr) else None,
+                            snapshot_steps=snapshots, on_snapshot=snapshot,
+                            progress=bool(progress))
+    elapsed = time.perf_counter() - start
+    probs_all, kls_all = np.stack(probs), np.asarray(kls)  # (K, S, n, M), (K, S)
+    results = [_measure(task, recipe, seed, ensemble.member(s), losses[:, s],
+                        snapshots, probs_all[:, s], kls_all[:, s], quad_x, loss_floor,
+                        datasets[s], elapsed)
+               for s, seed in enumerate(seed_list)]
+    return results[0] if seeds is None else results
+
+
+def _measure(task: GaussianClasses, recipe: Recipe, seed: int, model: Any,
+             losses: np.ndarray, snapshots: Sequence[int], probs: np.ndarray,
+             kls: np.ndarray, quad_x: np.ndarray, loss_floor: float, data: Any,
+             elapsed: float) -> ExperimentResult:
+    """One seed's result: its history and the metrics of each snapshot."""
+    probs, quad_probs = np.split(probs, [EVAL_X.size], axis=1)
+    history = History(losses=losses.copy(), snapshot_steps=np.asarray(snapshots),
+                      snapshot_probs=probs, snapshot_kl=kls, eval_x=EVAL_X.copy(),
+                      elapsed=elapsed)
     posterior = task.posterior(EVAL_X)
     # accuracy = integral of P(x) P(argmax_c q(c|x) | x) dx
     quad_posterior = task.posterior(quad_x)
@@ -245,7 +308,7 @@ def run(
              "accuracy": float(acc), "bayes_accuracy": float(bayes_accuracy)}
             for step, kl, p, acc in zip(history.snapshot_steps, history.snapshot_kl,
                                         probs, accuracy)]
-    extra: dict[str, Any] = {"elapsed": history.elapsed}
+    extra: dict[str, Any] = {"elapsed": elapsed}
     if isinstance(data, tuple) and task.num_classes == 2:
         last = float(task.decision_boundaries()[-1])
         extra.update(last_crossing=last, tail_mass=tail_mass(task, last),

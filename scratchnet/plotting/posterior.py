@@ -29,6 +29,7 @@ def plot_posterior_fit(
     probs: Any = None,
     *,
     labels: Optional[Sequence[str]] = None,
+    band: Any = None,
     densities: bool = True,
     ax: Optional[Axes] = None,
 ) -> Axes:
@@ -45,6 +46,9 @@ def plot_posterior_fit(
         drawn as dashed lines from light grey (first) to black (last).
     labels : sequence of k str, optional
         Legend text of each snapshot, e.g. ``"1000 steps"``.
+    band : array_like, shape (k, 2, n, M), optional
+        The lowest and highest :math:`q(c \mid x)` over seeds at each snapshot,
+        shaded in the snapshot's grey around its dashed line (the median).
     densities : bool, default True
         Shade :math:`P(x \mid c) P(c)` of each class under the curves.
     ax : matplotlib Axes, optional
@@ -97,11 +101,20 @@ def plot_posterior_fit(
         if len(labels) != k:
             raise ValueError(f"labels must have one entry per snapshot ({k}); "
                              f"got {len(labels)}")
+        if band is not None:
+            band = as_float_array(band, "band")
+            if band.shape != (k, 2, x.size, num_classes):
+                raise ValueError(f"band must have shape (k, 2, n, M) = "
+                                 f"{(k, 2, x.size, num_classes)}; got {band.shape}")
         greys = np.linspace(0.72, 0.0, k) if k > 1 else [0.0]
         for j in range(k):
             for i in range(num_classes):
                 ax.plot(x, probs[j, :, i], ls="--", lw=1.5, color=str(greys[j]),
                         label=rf"$q(c\mid x)$, {labels[j]}" if i == 0 else "_")
+                if band is not None:
+                    ax.fill_between(x, band[j, 0, :, i], band[j, 1, :, i], lw=0,
+                                    color=str(greys[j]), alpha=0.25,
+                                    label="range over seeds" if i == j == 0 else "_")
     ax.set(xlabel="$x$", ylabel=r"probability; density $P(x, c)$",
            xlim=(x[0], x[-1]), ylim=(-0.02, 1.02))
     ax.legend(fontsize="small", framealpha=0.9, loc="best")

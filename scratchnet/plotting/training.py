@@ -37,7 +37,10 @@ def plot_convergence(
     ----------
     rows : iterable of mappings
         Each with keys ``"task"``, ``"recipe"``, ``"step"`` and ``metric``
-        (the rows of :func:`scratchnet.experiments.summarize`).
+        (the rows of :func:`scratchnet.experiments.summarize`).  Rows
+        summarised over seeds (``over_seeds=True``: the median, with keys
+        ``metric + "_min"`` and ``metric + "_max"``) are drawn with the range
+        over seeds shaded.
     metric : str, default "max_abs_error"
         The key plotted, e.g. ``"expected_kl"``.
     reference : mapping task name -> (low, high), optional
@@ -67,20 +70,26 @@ def plot_convergence(
     [0.1, 0.01, 0.001]
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    curves: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    curves: dict[tuple[str, str], list[tuple[float, ...]]] = {}
     for row in rows:
+        low, high = row.get(metric + "_min", row[metric]), row.get(metric + "_max",
+                                                                   row[metric])
         curves.setdefault((row["task"], row["recipe"]), []).append(
-            (float(row["step"]), float(row[metric])))
+            (float(row["step"]), float(row[metric]), float(low), float(high)))
     tasks = list(dict.fromkeys(task for task, _ in curves))
     recipes = list(dict.fromkeys(recipe for _, recipe in curves))
     ax = _new_axes(ax)
     for (task, recipe), points in curves.items():
-        steps, values = np.array(sorted(points)).T
+        steps, values, lows, highs = np.array(sorted(points)).T
         keep = values > 0
-        ax.plot(steps[keep], values[keep], marker="o", ms=3,
-                color=CLASS_COLORS[tasks.index(task) % len(CLASS_COLORS)],
+        color = CLASS_COLORS[tasks.index(task) % len(CLASS_COLORS)]
+        ax.plot(steps[keep], values[keep], marker="o", ms=3, color=color,
                 ls=_LINESTYLES[recipes.index(recipe) % len(_LINESTYLES)],
                 label=f"{task}, {recipe}")
+        if np.any(lows != highs):
+            shown = keep & (lows > 0)
+            ax.fill_between(steps[shown], lows[shown], highs[shown], color=color,
+                            alpha=0.15, lw=0, label="_")
     style = {"lw": 5, "alpha": 0.45, "marker": "D", "ms": 5, "solid_capstyle": "butt"}
     for task, (low, high) in (reference or {}).items():
         color = (CLASS_COLORS[tasks.index(task) % len(CLASS_COLORS)] if task in tasks
