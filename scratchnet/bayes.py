@@ -199,16 +199,20 @@ class BayesFloor:
         return rule.expect(rule.posterior.max(axis=1), return_stderr)
 
     def expected_kl(
-        self, predict_proba: Callable, *, return_stderr: bool = False,
+        self, model: Any, *, log_probs: bool = False, return_stderr: bool = False,
         n_samples: int = _MC_SAMPLES, rng: Any = None,
     ) -> float | tuple:
         r"""How far a model is from the posterior: the expected KL divergence.
 
         Parameters
         ----------
-        predict_proba : callable
-            Maps inputs of shape (n, D) to probabilities :math:`q(c \mid x)`
-            of shape (n, M), e.g. ``model.predict_proba``.
+        model : model or callable
+            A model with ``predict_log_proba`` (used, so a confident float32
+            model's :math:`q = 10^{-50}` is not rounded to 0), or a callable
+            mapping inputs of shape (n, D) to probabilities
+            :math:`q(c \mid x)` of shape (n, M), e.g. ``model.predict_proba``.
+        log_probs : bool, default False
+            The callable returns :math:`\log q(c \mid x)` instead.
         return_stderr, n_samples, rng
             As in :meth:`bayes_loss`.
 
@@ -243,13 +247,13 @@ class BayesFloor:
         0.5268
         """
         rule = self._rule(n_samples, rng)
-        log_q = _model_log_probs(predict_proba, rule)
+        log_q = _model_log_probs(model, rule, log_probs)
         log_ratio = rule.log_posterior - log_q
         values = _sum_over_support(rule.posterior, log_ratio, axis=1)[:, 0]
         return rule.expect(values, return_stderr)
 
     def population_loss(
-        self, predict_proba: Callable, *, return_stderr: bool = False,
+        self, model: Any, *, log_probs: bool = False, return_stderr: bool = False,
         n_samples: int = _MC_SAMPLES, rng: Any = None,
     ) -> float | tuple:
         r"""The expected cross-entropy :math:`\mathbb{E}_{(x, c)}[-\log q(c \mid x)]`.
@@ -258,7 +262,7 @@ class BayesFloor:
 
         Parameters
         ----------
-        predict_proba : callable
+        model, log_probs
             As in :meth:`expected_kl`.
         return_stderr, n_samples, rng
             As in :meth:`bayes_loss`.
@@ -282,7 +286,7 @@ class BayesFloor:
         0.6931
         """
         rule = self._rule(n_samples, rng)
-        log_q = _model_log_probs(predict_proba, rule)
+        log_q = _model_log_probs(model, rule, log_probs)
         values = -_sum_over_support(rule.posterior, log_q, axis=1)[:, 0]
         return rule.expect(values, return_stderr)
 
@@ -336,17 +340,22 @@ class BayesFloor:
         return rule
 
 
-def _model_log_probs(predict_proba: Callable, rule: _Rule) -> np.ndarray:
+def _model_log_probs(model: Any, rule: _Rule, log_probs: bool) -> np.ndarray:
     """log q(c | x_k) at the rule's nodes, after checking the model's output."""
-    if not callable(predict_proba):
-        raise TypeError(f"predict_proba must be callable (x -> probabilities); "
-                        f"got {type(predict_proba).__name__}")
-    q = as_float_array(predict_proba(rule.x), "predict_proba(x)")
+    if hasattr(model, "predict_log_proba"):
+        model, log_probs = model.predict_log_proba, True
+    if not callable(model):
+        raise TypeError("model must have predict_log_proba or be callable (x -> "
+                        f"probabilities); got {type(model).__name__}")
+    name = "model(x)" + (" (log-probabilities)" if log_probs else "")
+    out = as_float_array(model(rule.x), name).astype(np.float64, copy=False)
     expected = rule.posterior.shape
-    if q.shape != expected:
-        raise ValueError(f"predict_proba(x) must return probabilities of shape "
-                         f"(n, M) = {expected} for x of shape {rule.x.shape}; "
-                         f"got shape {q.shape}")
-    check_distribution(q, "predict_proba(x)", axis=1)
+    if out.shape != expected:
+        raise ValueError(f"{name} must have shape (n, M) = {expected} for x of "
+                         f"shape {rule.x.shape}; got shape {out.shape}")
+    if log_probs:
+        check_distribution(np.exp(out), name, axis=1)
+        return out
+    check_distribution(out, name, axis=1)
     with np.errstate(divide="ignore"):
-        return np.log(q.astype(np.float64, copy=False))
+        return np.log(out)

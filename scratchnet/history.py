@@ -34,7 +34,8 @@ class History:
         ``model.predict_proba(eval_x)`` at each snapshot (None without
         ``eval_x``).
     snapshot_kl : ndarray of float64, shape (K,), or None
-        ``task.expected_kl(model.predict_proba)`` at each snapshot, in nats
+        ``task.expected_kl(model)`` at each snapshot (through the model's
+        log-probabilities when it has ``predict_log_proba``), in nats
         (None without a task).
     eval_x : ndarray or None
         The inputs of ``snapshot_probs``.

@@ -439,7 +439,9 @@ def train(
                 if eval_x is not None:
                     probs.append(model.predict_proba(eval_x))
                 if task is not None:
-                    kls.append(task.expected_kl(model.predict_proba))
+                    kls.append(task.expected_kl(  # through log q where the model can
+                        model if hasattr(model, "predict_log_proba")
+                        else model.predict_proba))
             if callback and callback(step, losses[step - 1], model) is False:
                 stopped = step < steps
                 break

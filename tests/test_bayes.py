@@ -369,17 +369,41 @@ def test_minimiser_of_the_population_loss_is_the_posterior(mu, sd, prior):
 
 
 def test_bad_models_are_rejected():
-    with pytest.raises(ValueError, match=r"predict_proba\(x\) must return probabilities "
-                                         r"of shape \(n, M\) = \(\d+, 2\)"):
+    with pytest.raises(ValueError, match=r"model\(x\) must have shape \(n, M\) = "
+                                         r"\(\d+, 2\)"):
         SEPARATED.expected_kl(lambda x: np.full((len(x), 3), 1 / 3))
-    with pytest.raises(ValueError, match=r"predict_proba\(x\) must sum to 1"):
+    with pytest.raises(ValueError, match=r"model\(x\) must sum to 1"):
         SEPARATED.population_loss(lambda x: np.full((len(x), 2), 0.6))
-    with pytest.raises(ValueError, match=r"predict_proba\(x\) must be non-negative"):
+    with pytest.raises(ValueError, match=r"model\(x\) must be non-negative"):
         SEPARATED.expected_kl(lambda x: np.tile([1.5, -0.5], (len(x), 1)))
-    with pytest.raises(ValueError, match=r"predict_proba\(x\) must not contain NaN"):
+    with pytest.raises(ValueError, match=r"model\(x\) must not contain NaN"):
         SEPARATED.expected_kl(lambda x: np.full((len(x), 2), np.nan))
-    with pytest.raises(TypeError, match="predict_proba must be callable"):
+    with pytest.raises(TypeError, match="model must have predict_log_proba or be callable"):
         SEPARATED.expected_kl(np.ones((3, 2)))
+    with pytest.raises(ValueError, match=r"model\(x\) \(log-probabilities\) must sum to 1"):
+        SEPARATED.expected_kl(lambda x: np.zeros((len(x), 2)), log_probs=True)
+
+
+def test_a_confident_float32_model_is_measured_through_its_log_probabilities():
+    """q = 1e-50 rounds to 0 in float32 probabilities (KL = inf), not in log q."""
+    task = sn.GaussianClasses([0.0, 10.0], [1.0, 1.0])
+
+    def log_q(x):  # the posterior's log-odds, made twice as confident, in float32
+        r = 2 * (10 * np.asarray(x)[:, 0] - 50)  # 2 log(P(c2|x)/P(c1|x))
+        return np.stack([-np.logaddexp(0, r), -np.logaddexp(0, -r)], 1).astype(np.float32)
+
+    assert task.expected_kl(lambda x: np.exp(log_q(x))) == np.inf
+    kl = task.expected_kl(log_q, log_probs=True)
+    # the same model in float64, computed independently of scratchnet's code
+    x = np.linspace(-12, 22, 400_001)
+    r = 10 * x - 50
+    p2 = 0.5 * (np.exp(-0.5 * x**2) + np.exp(-0.5 * (x - 10) ** 2)) / np.sqrt(2 * np.pi)
+    post = np.stack([1 / (1 + np.exp(r)), 1 / (1 + np.exp(-r))], 1)
+    lq = np.stack([-np.logaddexp(0, 2 * r), -np.logaddexp(0, -2 * r)], 1)
+    lp = np.stack([-np.logaddexp(0, r), -np.logaddexp(0, -r)], 1)
+    f = (post * (lp - lq)).sum(1) * p2
+    reference = np.sum((f[1:] + f[:-1]) / 2 * np.diff(x))  # the trapezoid rule
+    assert np.isfinite(kl) and kl == pytest.approx(reference, rel=1e-3)
 
 
 # -- any generative model --------------------------------------------------------------

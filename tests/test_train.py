@@ -318,7 +318,9 @@ def test_a_float32_model_learns_the_posterior_and_stays_float32(task, optimizer,
     assert history.losses.dtype == np.float64 and np.isfinite(history.losses).all()
     kl = task.expected_kl(model.predict_proba)  # the task's float64 posterior as reference
     assert kl < 0.05, kl
-    assert history.snapshot_kl[-1] == pytest.approx(kl, rel=1e-9)
+    # the snapshot goes through log q: float32 probabilities rounded, then logged,
+    # differ from float32 log-probabilities by about 1e-5 relative
+    assert history.snapshot_kl[-1] == pytest.approx(kl, rel=1e-4)
     np.testing.assert_allclose(history.snapshot_probs[-1], task.posterior(eval_x), atol=0.1)
     # the same run in float64 ends in the same place, up to float32 rounding
     model64 = sn.TwoLayerMLP(1, 64, 2, rng=0)

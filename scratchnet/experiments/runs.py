@@ -261,8 +261,7 @@ def run(
 
     def snapshot(step: int, ens: Ensemble) -> None:
         probs.append(ens.predict_proba(eval_x))  # (S, n, M)
-        kls.append([task.expected_kl(lambda x, s=s: ens.predict_proba(x, member=s))
-                    for s in range(ens.members)])
+        kls.append([task.expected_kl(ens.member(s)) for s in range(ens.members)])
 
     lr = recipe.learning_rate(steps)
     optimizer = (Adam(ensemble.params, lr(0) if callable(lr) else lr)
