@@ -186,42 +186,73 @@ def _single_threaded_blas() -> Iterator[None]:
                 os.environ[name] = value
 
 
+def _units(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int
+           ) -> list[tuple[str, list[tuple[str, int]]]]:
+    """The work: per recipe, its (task, seed) members split into about ``jobs``
+    ensembles, the longest first."""
+    seeds = range(args.seed, args.seed + args.seeds)
+    units = []
+    for recipe in dict.fromkeys(r for _, r in pairs):
+        members = [(task, seed) for task, r in pairs if r == recipe for seed in seeds]
+        parts = min(jobs, len(members))
+        units += [(recipe, members[i::parts]) for i in range(parts)]
+
+    def cost(unit: tuple[str, list]) -> int:
+        recipe = experiments.get_recipe(unit[0])
+        return (args.steps or recipe.steps) * len(unit[1])
+
+    return sorted(units, key=cost, reverse=True)
+
+
 def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
              say) -> list[experiments.ExperimentResult]:
-    """Train every (task, recipe) pair, its seeds at once, longest first; report
-    each as it ends and return every seed's result."""
-    def cost(pair: tuple[str, str]) -> int:
-        recipe = experiments.get_recipe(pair[1])
-        return (args.steps or recipe.steps) * recipe.batch_size
-
-    order = sorted(pairs, key=cost, reverse=True)
-    work = [(task, recipe, args.out / f"posterior_{task}_{recipe}.{args.format}")
-            for task, recipe in order]
-    options = {"steps": args.steps, "seeds": range(args.seed, args.seed + args.seeds)}
-    results = {}
+    """Train every member on the ensemble engine, then draw each (task, recipe)'s
+    figure; report as they end and return every seed's result, pair by pair."""
+    units, done = _units(pairs, args, jobs), {}
     start = time.perf_counter()
 
-    def report(seeds: list[experiments.ExperimentResult]) -> None:
-        first = seeds[0]
-        results[first.task, first.recipe] = seeds
-        last = experiments.summarize(seeds, over_seeds=True)[-1]
-        say(f"[{len(results)}/{len(pairs)}] {first.task} / {first.recipe}: "
-            f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''} x {last['step']} steps "
-            f"in {first.extra['elapsed']:.1f} s, figure {first.extra['drawing']:.1f} s "
-            f"(median max|q-P| {last['max_abs_error']:.3f}, E KL "
-            f"{last['expected_kl']:.1e}; {time.perf_counter() - start:.1f} s elapsed)")
+    def trained(unit: tuple[str, list], results: list) -> None:
+        for result in results:
+            done.setdefault((result.task, result.recipe), []).append(result)
+        steps = results[0].rows[-1]["step"]
+        say(f"[{len(done)}/{len(pairs)} pairs] {unit[0]}: {len(results)} networks "
+            f"({', '.join(sorted({t for t, _ in unit[1]}))}) x {steps:,} steps in "
+            f"{results[0].extra['elapsed']:.1f} s; {time.perf_counter() - start:.1f} s "
+            "elapsed")
+
+    def drawn(pair: tuple[str, str], seconds: float) -> None:
+        last = experiments.summarize(done[pair], over_seeds=True)[-1]
+        say(f"  {pair[0]} / {pair[1]}: median max|q-P| {last['max_abs_error']:.3f}, "
+            f"E KL {last['expected_kl']:.1e} at step {last['step']:,} (figure "
+            f"{seconds:.1f} s)")
+
+    def path(pair: tuple[str, str]) -> Path:
+        return args.out / f"posterior_{pair[0]}_{pair[1]}.{args.format}"
 
     if jobs == 1:
-        for item in work:
-            report(experiments.run_and_plot(*item, **options))
+        for unit in units:
+            trained(unit, experiments.run_group(unit[1], unit[0], steps=args.steps))
+        for pair in pairs:
+            drawn(pair, experiments.save_posterior_figure(_by_seed(done[pair]),
+                                                          path(pair)))
     else:
         with _single_threaded_blas(), ProcessPoolExecutor(
                 jobs, mp_context=get_context("spawn")) as pool:
-            futures = [pool.submit(experiments.run_and_plot, *item, **options)
-                       for item in work]
+            futures = {pool.submit(experiments.run_group, unit[1], unit[0],
+                                   steps=args.steps): unit for unit in units}
             for future in as_completed(futures):
-                report(future.result())
-    return [result for pair in pairs for result in results[pair]]
+                trained(futures[future], future.result())
+            drawings = {pool.submit(experiments.save_posterior_figure,
+                                    _by_seed(done[pair]), path(pair)): pair
+                        for pair in pairs}
+            for future in as_completed(drawings):
+                drawn(drawings[future], future.result())
+    return [result for pair in pairs for result in _by_seed(done[pair])]
+
+
+def _by_seed(results: list[experiments.ExperimentResult]
+             ) -> list[experiments.ExperimentResult]:
+    return sorted(results, key=lambda r: r.seed)
 
 
 def _tail_notes(results: list[experiments.ExperimentResult]) -> list[str]:

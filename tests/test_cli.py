@@ -45,7 +45,8 @@ def test_runs_end_to_end_and_writes_every_file(tmp_path, capsys):
     assert "sparse-tail / original: " in captured.out
     assert "of the 100,000 training inputs lie past the second crossing" in captured.out
     progress = captured.err.splitlines()
-    assert sum("steps in" in line for line in progress) == 4   # one line per run
+    assert sum("steps in" in line for line in progress) == 2   # one ensemble per recipe
+    assert sum("median max|q-P|" in line for line in progress) == 4   # one per pair
     assert "wrote 5 figures" in progress[-1]
 
 
@@ -89,7 +90,7 @@ def test_seeds_end_to_end_draw_bands_and_summarise_over_seeds(tmp_path, capsys):
     assert last[5] == (f"{np.median(errors):.3f} [{min(errors):.3f}, "
                        f"{max(errors):.3f}]")
     out = capsys.readouterr()
-    assert "(over 3 seeds)" in out.out and "3 seeds x 20 steps" in out.err
+    assert "(over 3 seeds)" in out.out and "3 networks (sparse-tail) x 20 steps" in out.err
 
 
 def test_help_documents_every_option(capsys):

@@ -62,10 +62,19 @@ from .report import (
     format_table,
     posterior_figure,
     run_and_plot,
+    save_posterior_figure,
     summarize,
     write_table,
 )
-from .runs import COLUMNS, EVAL_X, LOSS_WINDOW, ExperimentResult, run, tail_mass
+from .runs import (
+    COLUMNS,
+    EVAL_X,
+    LOSS_WINDOW,
+    ExperimentResult,
+    run,
+    run_group,
+    tail_mass,
+)
 
 __all__ = [
     "COLUMNS",
@@ -87,6 +96,8 @@ __all__ = [
     "posterior_figure",
     "run",
     "run_and_plot",
+    "run_group",
+    "save_posterior_figure",
     "summarize",
     "tail_mass",
     "write_table",

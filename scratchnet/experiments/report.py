@@ -30,6 +30,7 @@ __all__ = [
     "format_table",
     "posterior_figure",
     "run_and_plot",
+    "save_posterior_figure",
     "summarize",
     "write_table",
 ]
@@ -277,6 +278,37 @@ def convergence_figure(results: Iterable[ExperimentResult]) -> Figure:
     return fig
 
 
+def save_posterior_figure(results: Union[ExperimentResult, Sequence[ExperimentResult]],
+                          path: Union[str, Path]) -> float:
+    """Save :func:`posterior_figure` of ``results`` to ``path``; return the seconds.
+
+    A unit of work of the command line's worker processes.
+
+    Parameters
+    ----------
+    results : ExperimentResult or sequence of them (seeds of one task and recipe)
+    path : str or Path
+        The image file; its suffix picks the format.
+
+    Returns
+    -------
+    float
+        Seconds spent drawing and writing.
+
+    Examples
+    --------
+    >>> import scratchnet as sn, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "fit.svg"
+    >>> seconds = sn.experiments.save_posterior_figure(
+    ...     sn.experiments.run("separated", "textbook", steps=20), path)
+    >>> path.exists()
+    True
+    """
+    start = time.perf_counter()
+    posterior_figure(results).savefig(path, dpi=120)
+    return time.perf_counter() - start
+
+
 def run_and_plot(task: str, recipe: str, path: Union[str, Path], *,
                  steps: Optional[int] = None, seed: int = 0,
                  seeds: Union[int, Sequence[int], None] = None
@@ -311,9 +343,7 @@ def run_and_plot(task: str, recipe: str, path: Union[str, Path], *,
     True
     """
     result = run(task, recipe, steps=steps, seed=seed, seeds=seeds)
-    start = time.perf_counter()
-    posterior_figure(result).savefig(path, dpi=120)
-    drawing = time.perf_counter() - start
+    drawing = save_posterior_figure(result, path)
     for r in [result] if isinstance(result, ExperimentResult) else result:
         r.extra["drawing"] = drawing
     return result

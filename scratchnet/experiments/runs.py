@@ -47,7 +47,8 @@ from ..tasks import get_task
 from ..train import epochs
 from .recipes import Recipe, get_recipe
 
-__all__ = ["COLUMNS", "EVAL_X", "LOSS_WINDOW", "ExperimentResult", "run", "tail_mass"]
+__all__ = ["COLUMNS", "EVAL_X", "LOSS_WINDOW", "ExperimentResult", "run", "run_group",
+           "tail_mass"]
 
 #: The 100 inputs on :math:`[-4, 7]` where outputs are compared with the posterior.
 EVAL_X = np.linspace(-4.0, 7.0, 100)
@@ -238,48 +239,99 @@ def run(
     ([0, 1, 2], True)
     """
     task = get_task(task) if isinstance(task, str) else task
-    recipe = get_recipe(recipe)
-    if task.dim != 1:
-        raise ValueError(f"task must be one-dimensional; got dim {task.dim}")
-    steps = recipe.steps if steps is None else check_positive_int(steps, "steps")
     seed_list = [check_positive_int(seed, "seed", minimum=0)] if seeds is None \
         else _seed_list(seeds)
+    results = run_group([(task, s) for s in seed_list], recipe, steps=steps,
+                        progress=progress)
+    return results[0] if seeds is None else results
+
+
+def run_group(
+    members: Sequence[tuple[Union[str, GaussianClasses], int]],
+    recipe: Union[str, Recipe],
+    *,
+    steps: Optional[int] = None,
+    progress: Optional[bool] = None,
+) -> list[ExperimentResult]:
+    r"""Train any (task, seed) pairs of one recipe at once, as one ensemble.
+
+    The runs share nothing but the engine's batched matrix products: each
+    member is exactly ``run(task, recipe, seed=seed)``.  The command line
+    groups a recipe's tasks and seeds this way, a few worker processes each.
+
+    Parameters
+    ----------
+    members : sequence of (task, seed)
+        Tasks by name or as one-dimensional :class:`GaussianClasses`.
+    recipe : str or Recipe
+    steps : int, optional
+    progress : bool, optional
+
+    Returns
+    -------
+    list of ExperimentResult
+        One per member, in order.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> group = sn.experiments.run_group([("separated", 0), ("sparse-tail", 0)],
+    ...                                  "textbook", steps=50)
+    >>> [(r.task, r.seed) for r in group]
+    [('separated', 0), ('sparse-tail', 0)]
+    >>> group[1].rows == sn.experiments.run("sparse-tail", "textbook", steps=50).rows
+    True
+    """
+    recipe = get_recipe(recipe)
+    steps = recipe.steps if steps is None else check_positive_int(steps, "steps")
+    if not members:
+        raise ValueError("members must name at least one (task, seed) pair")
+    tasks = [get_task(t) if isinstance(t, str) else t for t, _ in members]
+    for task in tasks:
+        if task.dim != 1:
+            raise ValueError(f"task must be one-dimensional; got dim {task.dim}")
     snapshots = sorted({s for s in recipe.snapshot_steps if s < steps} | {steps})
     streams = [[np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)]
-               for seed in seed_list]  # per seed: initial weights, data, batches
+               for _, seed in members]  # per member: initial weights, data, batches
     ensemble = _build_ensemble(recipe, [init for init, _, _ in streams])
-    datasets, sources = [], []
-    for _, data_rng, batch_rng in streams:
-        data, loss_floor = _training_data(task, recipe, steps, data_rng)
+    datasets, floors, sources = [], [], []
+    for task, (_, data_rng, batch_rng) in zip(tasks, streams):
+        data, floor = _training_data(task, recipe, steps, data_rng)
         datasets.append(data)
+        floors.append(floor)
         sources.append(_stream(task, recipe.batch_size, batch_rng) if data is task
                        else epochs(data[0].astype(ensemble.dtype), data[1],
                                    recipe.batch_size, batch_rng))
-    quad_x = np.linspace(*task.support(1.0 - 1e-9), _QUADRATURE_NODES)
-    eval_x = np.concatenate([EVAL_X, quad_x])
-    probs, kls = [], []
+    grids = {}  # per distinct task: EVAL_X and the accuracy's quadrature grid
+    for task in tasks:
+        if id(task) not in grids:
+            quad_x = np.linspace(*task.support(1.0 - 1e-9), _QUADRATURE_NODES)
+            grids[id(task)] = quad_x, np.concatenate([EVAL_X, quad_x])
+    probs: list[list[np.ndarray]] = [[] for _ in members]
+    kls: list[list[float]] = [[] for _ in members]
 
     def snapshot(step: int, ens: Ensemble) -> None:
-        probs.append(ens.predict_proba(eval_x))  # (S, n, M)
-        kls.append([task.expected_kl(ens.member(s)) for s in range(ens.members)])
+        for key, (_, eval_x) in grids.items():
+            outputs = ens.predict_proba(eval_x)  # (S, n, M), every member
+            for s, task in enumerate(tasks):
+                if id(task) == key:
+                    probs[s].append(outputs[s])
+                    kls[s].append(task.expected_kl(ens.member(s)))
 
     lr = recipe.learning_rate(steps)
-    optimizer = (Adam(ensemble.params, lr(0) if callable(lr) else lr)
-                 if recipe.optimizer == "adam" else
-                 SGD(ensemble.params, lr(0) if callable(lr) else lr,
-                     momentum=recipe.momentum))
+    first = lr(0) if callable(lr) else lr
+    optimizer = (Adam(ensemble.params, first) if recipe.optimizer == "adam"
+                 else SGD(ensemble.params, first, momentum=recipe.momentum))
     start = time.perf_counter()
     losses = train_ensemble(ensemble, stack_batches(sources), steps=steps,
                             optimizer=optimizer, lr=lr if callable(lr) else None,
                             snapshot_steps=snapshots, on_snapshot=snapshot,
                             progress=bool(progress))
     elapsed = time.perf_counter() - start
-    probs_all, kls_all = np.stack(probs), np.asarray(kls)  # (K, S, n, M), (K, S)
-    results = [_measure(task, recipe, seed, ensemble.member(s), losses[:, s],
-                        snapshots, probs_all[:, s], kls_all[:, s], quad_x, loss_floor,
-                        datasets[s], elapsed)
-               for s, seed in enumerate(seed_list)]
-    return results[0] if seeds is None else results
+    return [_measure(task, recipe, seed, ensemble.member(s), losses[:, s], snapshots,
+                     np.stack(probs[s]), np.asarray(kls[s]), grids[id(task)][0],
+                     floors[s], datasets[s], elapsed)
+            for s, (task, (_, seed)) in enumerate(zip(tasks, members))]
 
 
 def _measure(task: GaussianClasses, recipe: Recipe, seed: int, model: Any,
