@@ -181,3 +181,17 @@ def test_ensemble_rejects_bad_batches():
         sn.fast.Ensemble([1, 4, 2], rngs=3)
     with pytest.raises(IndexError, match=r"member must be in \[0, 2\); got 2"):
         ens.member(2)
+
+
+def test_stacked_epochs_give_each_members_own_epochs():
+    from scratchnet.train import epochs
+
+    rng = np.random.default_rng(0)
+    data = [(rng.standard_normal((10, 1)), rng.integers(0, 2, 10)) for _ in range(3)]
+    one = sn.fast.stacked_epochs(data, 4, [np.random.default_rng(s) for s in range(3)])
+    each = sn.fast.stack_batches([epochs(x, c, 4, np.random.default_rng(s))
+                                  for s, (x, c) in enumerate(data)])
+    for _ in range(7):  # across epochs, the partial batch (of 2) included
+        (x1, c1), (x2, c2) = next(one), next(each)
+        np.testing.assert_array_equal(x1, x2)
+        np.testing.assert_array_equal(c1, c2)

@@ -37,14 +37,13 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .._validation import check_positive_int
-from ..fast import Ensemble, stack_batches, train_ensemble
+from ..fast import Ensemble, stack_batches, stacked_epochs, train_ensemble
 from ..gaussian import GaussianClasses
 from ..history import History
 from ..information import entropy
 from ..metrics import moving_average
 from ..optim import SGD, Adam
 from ..tasks import get_task
-from ..train import epochs
 from .recipes import Recipe, get_recipe
 
 __all__ = ["COLUMNS", "EVAL_X", "LOSS_WINDOW", "ExperimentResult", "run", "run_group",
@@ -294,14 +293,18 @@ def run_group(
     streams = [[np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)]
                for _, seed in members]  # per member: initial weights, data, batches
     ensemble = _build_ensemble(recipe, [init for init, _, _ in streams])
-    datasets, floors, sources = [], [], []
-    for task, (_, data_rng, batch_rng) in zip(tasks, streams):
+    datasets, floors = [], []
+    for task, (_, data_rng, _) in zip(tasks, streams):
         data, floor = _training_data(task, recipe, steps, data_rng)
         datasets.append(data)
         floors.append(floor)
-        sources.append(_stream(task, recipe.batch_size, batch_rng) if data is task
-                       else epochs(data[0].astype(ensemble.dtype), data[1],
-                                   recipe.batch_size, batch_rng))
+    batch_rngs = [batch_rng for _, _, batch_rng in streams]
+    if recipe.data == "stream":
+        batches = stack_batches([_stream(task, recipe.batch_size, rng)
+                                 for task, rng in zip(tasks, batch_rngs)])
+    else:  # fixed samples of one size: every member's batch in one gather
+        batches = stacked_epochs([(x.astype(ensemble.dtype), c) for x, c in datasets],
+                                 recipe.batch_size, batch_rngs)
     grids = {}  # per distinct task: EVAL_X and the accuracy's quadrature grid
     for task in tasks:
         if id(task) not in grids:
@@ -323,7 +326,7 @@ def run_group(
     optimizer = (Adam(ensemble.params, first) if recipe.optimizer == "adam"
                  else SGD(ensemble.params, first, momentum=recipe.momentum))
     start = time.perf_counter()
-    losses = train_ensemble(ensemble, stack_batches(sources), steps=steps,
+    losses = train_ensemble(ensemble, batches, steps=steps,
                             optimizer=optimizer, lr=lr if callable(lr) else None,
                             snapshot_steps=snapshots, on_snapshot=snapshot,
                             progress=bool(progress))

@@ -38,9 +38,9 @@ Examples
 from __future__ import annotations
 
 from . import kernels  # noqa: F401  (sn.fast.kernels, documented on this page)
-from .ensemble import Ensemble, stack_batches, train_ensemble
+from .ensemble import Ensemble, stack_batches, stacked_epochs, train_ensemble
 from .kernels import log_softmax
 from .mlp import MLP, FlatParams
 
 __all__ = ["MLP", "Ensemble", "FlatParams", "log_softmax", "stack_batches",
-           "train_ensemble"]
+           "stacked_epochs", "train_ensemble"]

@@ -29,7 +29,7 @@ from ..mlp import init_params
 from .kernels import relu_backward_into, relu_into, tanh_backward_into, tanh_into
 from .mlp import MLP, FlatParams
 
-__all__ = ["Ensemble", "stack_batches", "train_ensemble"]
+__all__ = ["Ensemble", "stack_batches", "stacked_epochs", "train_ensemble"]
 
 _KERNELS = {"relu": (relu_into, relu_backward_into),
             "tanh": (tanh_into, tanh_backward_into)}
@@ -309,6 +309,46 @@ def stack_batches(iterators: Sequence[Iterator]
     while True:
         pairs = [next(it) for it in iterators]
         yield np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+
+
+def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size: int,
+                   rngs: Sequence[np.random.Generator]
+                   ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+    """``stack_batches`` of each member's :func:`scratchnet.train.epochs`, gathered
+    in one indexing operation per step.
+
+    Parameters
+    ----------
+    datasets : sequence of (x, c)
+        One fixed dataset per member, all of the same size n.
+    batch_size : int
+    rngs : sequence of numpy.random.Generator
+        Member ``s``'s shuffling: its permutations are exactly those of
+        ``epochs(x_s, c_s, batch_size, rngs[s])``.
+
+    Yields
+    ------
+    (x, c)
+        Of shapes (S, B, ...) and (S, B); the last partial batch of an epoch
+        is kept.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> data = [(np.arange(5.0)[:, None], np.arange(5)) for _ in range(2)]
+    >>> rngs = [np.random.default_rng(s) for s in range(2)]
+    >>> x, c = next(sn.fast.stacked_epochs(data, 2, rngs))
+    >>> x.shape, c.shape
+    ((2, 2, 1), (2, 2))
+    """
+    x_all = np.stack([x for x, _ in datasets])
+    c_all = np.stack([c for _, c in datasets])
+    n, members = x_all.shape[1], np.arange(len(datasets))[:, None]
+    while True:
+        order = np.stack([rng.permutation(n) for rng in rngs])
+        for start in range(0, n, batch_size):
+            rows = order[:, start:start + batch_size]
+            yield x_all[members, rows], c_all[members, rows]
 
 
 def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimizer: Any,
