@@ -1,0 +1,139 @@
+"""A seed study of the ``original`` recipe, timed, and compared with PyTorch.
+
+Usage::
+
+    python benchmarks/bench_seed_study.py                       # 12 seeds x 3 tasks
+    python benchmarks/bench_seed_study.py --seeds 3 --steps 2000 --quick-torch
+    python benchmarks/bench_seed_study.py --torch-results benchmarks/results/t.json
+
+scratchnet trains 12 seeds of each of the three tasks with the ``original``
+recipe (50,000 steps each: 1.8 million network-steps) on the ensemble engine,
+the members split over ``--jobs`` worker processes, and reports the wall
+time.  Then, when PyTorch is installed, it runs (or reads, with
+``--torch-results``) the same study with ``original_torch.py``, a PyTorch
+transcription of the original study's training loop, and prints at every
+snapshot the two distributions over seeds of the study's metric,
+max |q - P| on 100 points of [-4, 7]: median [min, max] of each, the ratio of
+the medians and the p-value of a two-sided Mann-Whitney rank test (SciPy,
+through the ``bench`` extra).  "Faithful" means: medians within a factor 1.5
+and p > 0.05 at every snapshot of every task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # tiny matrices: one BLAS thread per process
+
+import numpy as np  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # original_torch.py beside this file
+
+import original_torch  # noqa: E402
+
+import scratchnet as sn  # noqa: E402
+from scratchnet.__main__ import build_parser, main  # noqa: E402
+
+TASKS = list(original_torch.TASKS)
+
+
+def scratchnet_study(seeds: int, steps: int, jobs: int) -> tuple[dict, float]:
+    """The study through the command line's own work split; (errors, seconds)."""
+    out = HERE / "results" / "seed_study"
+    args = ["--recipes", "original", "--seeds", str(seeds), "--steps", str(steps),
+            "--jobs", str(jobs), "--out", str(out), "--quiet"]
+    build_parser().parse_args(args)  # fail early on bad options
+    start = time.perf_counter()
+    if main(args) != 0:
+        raise SystemExit("the scratchnet study failed")
+    seconds = time.perf_counter() - start
+    errors: dict = {task: {} for task in TASKS}
+    import csv
+
+    with open(out / "summary.csv") as f:
+        for row in csv.DictReader(f):
+            errors[row["task"]].setdefault(int(row["seed"]), {})[int(row["step"])] = \
+                float(row["max_abs_error"])
+    return errors, seconds
+
+
+def torch_study(args: argparse.Namespace) -> tuple[dict, float] | None:
+    """The PyTorch transcription's errors, run here or read from a file."""
+    if args.torch_results:
+        data = json.loads(Path(args.torch_results).read_text())
+        if data["steps"] < args.steps or data["seeds"] < args.seeds:
+            raise SystemExit(f"{args.torch_results} has {data['seeds']} seeds x "
+                             f"{data['steps']} steps; fewer than asked")
+        return ({t: {int(s): {int(k): v for k, v in e.items()}
+                     for s, e in data["errors"][t].items() if int(s) < args.seeds}
+                 for t in TASKS}, data["seconds"])
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("PyTorch is not installed: scratchnet's side only.")
+        return None
+    start = time.perf_counter()
+    errors = original_torch.study(TASKS, range(args.seeds), args.steps, args.jobs)
+    return errors, time.perf_counter() - start
+
+
+def compare(ours: dict, theirs: dict, steps: int) -> bool:
+    from scipy.stats import mannwhitneyu
+
+    print("| task | step | PyTorch transcription median [min, max] | scratchnet "
+          "`original` median [min, max] | ratio of medians | rank-test p |")
+    print("|---|--:|---|---|--:|--:|")
+    faithful = True
+    for task in TASKS:
+        for step in original_torch.SNAPSHOTS:
+            if step > steps:
+                continue
+            a = np.array([theirs[task][s][step] for s in sorted(theirs[task])])
+            b = np.array([ours[task][s][step] for s in sorted(ours[task])])
+            ratio = np.median(b) / np.median(a)
+            p = mannwhitneyu(a, b, alternative="two-sided").pvalue
+            ok = 1 / 1.5 <= ratio <= 1.5 and p > 0.05
+            faithful &= ok
+            print(f"| {task} | {step:,} | {np.median(a):.3f} [{a.min():.3f}, "
+                  f"{a.max():.3f}] | {np.median(b):.3f} [{b.min():.3f}, {b.max():.3f}] "
+                  f"| {ratio:.2f} | {p:.2f}{'' if ok else ' (!)'} |")
+    return faithful
+
+
+def main_bench() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, default=12)
+    parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--torch-results", help="read the PyTorch study from this "
+                        "JSON file (written by original_torch.py --out)")
+    parser.add_argument("--no-torch", action="store_true", help="scratchnet only")
+    args = parser.parse_args()
+    networks = len(TASKS) * args.seeds
+    print(f"numpy {np.__version__}, scratchnet {sn.__version__}, {args.jobs} worker "
+          f"processes; {networks} networks x {args.steps:,} steps = "
+          f"{networks * args.steps / 1e6:.2f} million network-steps", flush=True)
+    ours, seconds = scratchnet_study(args.seeds, args.steps, args.jobs)
+    print(f"scratchnet: {seconds:.1f} s "
+          f"({networks * args.steps / seconds:,.0f} network-steps/s)", flush=True)
+    theirs = None if args.no_torch else torch_study(args)
+    if theirs is None:
+        return
+    errors, torch_seconds = theirs
+    print(f"PyTorch transcription: {torch_seconds:.0f} s "
+          f"({'read from ' + args.torch_results if args.torch_results else 'run here'})"
+          f"; {torch_seconds / seconds:.1f}x scratchnet's time\n")
+    verdict = compare(ours, errors, args.steps)
+    print(f"\nfaithful at every snapshot (medians within 1.5x, p > 0.05): "
+          f"{'yes' if verdict else 'no'}")
+
+
+if __name__ == "__main__":
+    main_bench()
