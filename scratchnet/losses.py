@@ -252,31 +252,6 @@ def _cross_entropy(inp: tuple, *, want_grad: bool):
     return loss, e
 
 
-def _cross_entropy_and_grad_inplace(
-    logits: np.ndarray, targets: np.ndarray, rows: np.ndarray
-) -> float:
-    r"""Mean cross-entropy of ``logits``; overwrites ``logits`` with its gradient.
-
-    The unchecked in-place form of :func:`cross_entropy_and_grad` (class
-    indices, no weight, no smoothing, mean) that the models' training path
-    uses, one softmax per step and no allocation of the logits' size:
-    :math:`L = \frac1N \sum_n [\operatorname{logsumexp}(f_n) - f_{n, c_n}]` and
-    :math:`\partial L / \partial f = (q - \text{one\_hot}(c)) / N`.
-    ``targets`` must already be valid class indices and ``rows`` is
-    ``np.arange(N)``.
-    """
-    n = logits.shape[0]
-    logits -= np.maximum.reduce(logits, axis=1, keepdims=True)  # largest logit 0
-    picked = logits[rows, targets]  # f_{n, c_n} - max_n
-    np.exp(logits, out=logits)
-    total = np.add.reduce(logits, axis=1, keepdims=True)  # in [1, M]
-    loss = (np.log(total).sum() - picked.sum()) / n
-    total *= n
-    logits /= total  # q / N
-    logits[rows, targets] -= 1.0 / n  # (q - one_hot) / N
-    return float(loss)
-
-
 def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
                   label_smoothing: float = 0.0, reduction: str = "mean") -> Loss:
     r"""Cross-entropy between target classes (or distributions) and ``softmax(logits)``.

@@ -64,3 +64,13 @@ def numerical_grad(f, x, eps=1e-6):
 def rel_error(a, b):
     """Largest relative error, with a floor of 1e-8 in the denominator."""
     return np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b)))
+
+
+def classification_data(n=5, m=4, seed=0):
+    """Moderate float64 logits, class indices, distributions and weights."""
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(scale=2.0, size=(n, m))
+    targets = rng.integers(0, m, size=n)
+    probs = rng.dirichlet(np.ones(m), size=n)
+    weight = rng.uniform(0.2, 2.0, size=m)
+    return logits, targets, probs, weight

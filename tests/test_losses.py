@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from _support import classification_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -17,14 +18,7 @@ LOGITS = np.array([[-1.0, -3.0, 4.0], [-3.0, 3.0, -1.0]])  # REFERENCE §2
 TARGETS = np.array([0, 1])
 
 
-def _data(n=5, m=4, seed=0):
-    """Moderate float64 logits, class indices, distributions and weights."""
-    rng = np.random.default_rng(seed)
-    logits = rng.normal(scale=2.0, size=(n, m))
-    targets = rng.integers(0, m, size=n)
-    probs = rng.dirichlet(np.ones(m), size=n)
-    weight = rng.uniform(0.2, 2.0, size=m)
-    return logits, targets, probs, weight
+_data = classification_data
 
 
 # ------------------------------------------------- reference implementations

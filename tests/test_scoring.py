@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from _support import numerical_grad
+from _support import classification_data, numerical_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -22,14 +22,7 @@ pytestmark = pytest.mark.filterwarnings("error")  # no RuntimeWarning, ever
 REDUCTIONS = ["mean", "sum", "none"]
 
 
-def _data(n=5, m=4, seed=0):
-    """Moderate float64 logits, class indices, distributions and weights."""
-    rng = np.random.default_rng(seed)
-    logits = rng.normal(scale=2.0, size=(n, m))
-    targets = rng.integers(0, m, size=n)
-    probs = rng.dirichlet(np.ones(m), size=n)
-    weight = rng.uniform(0.2, 2.0, size=m)
-    return logits, targets, probs, weight
+_data = classification_data
 
 
 # ------------------------------------------------- reference implementations
