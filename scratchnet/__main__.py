@@ -208,14 +208,15 @@ def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
              say) -> list[experiments.ExperimentResult]:
     """Train every member on the ensemble engine, then draw each (task, recipe)'s
     figure; report as they end and return every seed's result, pair by pair."""
-    units, done = _units(pairs, args, jobs), {}
+    units, done, finished = _units(pairs, args, jobs), {}, []
     start = time.perf_counter()
 
     def trained(unit: tuple[str, list], results: list) -> None:
         for result in results:
             done.setdefault((result.task, result.recipe), []).append(result)
+        finished.append(unit)
         steps = results[0].rows[-1]["step"]
-        say(f"[{len(done)}/{len(pairs)} pairs] {unit[0]}: {len(results)} networks "
+        say(f"[{len(finished)}/{len(units)}] {unit[0]}: {len(results)} networks "
             f"({', '.join(sorted({t for t, _ in unit[1]}))}) x {steps:,} steps in "
             f"{results[0].extra['elapsed']:.1f} s; {time.perf_counter() - start:.1f} s "
             "elapsed")
