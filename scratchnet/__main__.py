@@ -17,6 +17,16 @@ engine, in parallel worker processes, and writes to ``--out``:
   the median [min, max] over seeds (:func:`scratchnet.experiments.summarize`);
   a shorter table is printed.
 
+``python -m scratchnet sweep`` maps *where* in the two-Gaussian family, and
+with which loss, the networks learn the posterior
+(:func:`scratchnet.experiments.sweep`): grid axes such as ``--mu2 0.5:5:10
+--sigma1 1:3:9`` (``start:stop:count`` or a comma-separated list), losses,
+widths, budgets and seeds; it writes ``sweep.csv`` (one row per point,
+budget, loss and seed), ``sweep_summary.csv`` (median, min and max over
+seeds), the phase diagram, the error against the tail mass and, with several
+losses, their comparison (:func:`scratchnet.experiments.save_sweep_figures`).
+``--scheduler ADDRESS`` runs it on a Dask cluster.
+
 Examples
 --------
 >>> from scratchnet.__main__ import build_parser
@@ -41,7 +51,7 @@ from typing import Callable, Optional
 from . import experiments
 from .tasks import TASKS
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "build_sweep_parser", "main"]
 
 DEFAULT_TASKS = tuple(TASKS)
 DEFAULT_RECIPES = ("original", "covering")
@@ -59,7 +69,8 @@ def _names(kind: str, valid: Sequence[str]) -> Callable[[str], list[str]]:
         for name in names:
             if name not in valid:
                 raise argparse.ArgumentTypeError(
-                    f"unknown {kind} {name!r}; valid {kind}s: {', '.join(valid)}")
+                    f"unknown {kind} {name!r}; valid "
+                    f"{'losses' if kind == 'loss' else kind + 's'}: {', '.join(valid)}")
         return names
     return parse
 
@@ -104,7 +115,9 @@ def _epilog() -> str:
         f"{len(TASKS) * len(DEFAULT_RECIPES)} runs) takes about "
         f"{_DEFAULT_RUN_TIME} on 2 cores\n(the original code: about "
         f"{experiments.ORIGINAL_SECONDS_PER_SETTING * len(TASKS):.0f} s); "
-        "--steps 1000 takes a few seconds.")
+        "--steps 1000 takes a few seconds.\n\n"
+        "python -m scratchnet sweep --help: where in task space, and with which "
+        "loss,\nnetworks learn the posterior (grids of tasks, a phase diagram).")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -283,7 +296,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     Parameters
     ----------
     argv : sequence of str, optional
-        The arguments (default: ``sys.argv[1:]``).
+        The arguments (default: ``sys.argv[1:]``); when the first is
+        ``sweep``, the rest are those of :func:`build_sweep_parser`.
 
     Returns
     -------
@@ -301,6 +315,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ...           "--jobs", "1", "--quiet", "--out", out])
     0
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["sweep"]:
+        return _sweep_main(argv[1:])
     args = build_parser().parse_args(argv)
     tasks = list(dict.fromkeys(args.tasks or DEFAULT_TASKS))
     recipes = list(dict.fromkeys(args.recipes or DEFAULT_RECIPES))
@@ -336,6 +353,140 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(note)
     say(f"wrote {len(pairs) + 1} figures and summary.csv, summary.md to {args.out} "
         f"in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+# --- python -m scratchnet sweep ------------------------------------------------------
+
+_DEFAULT_SWEEP_TIME = "about 2 minutes"  # measured: see the README's Sweeps section
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Argument errors as one line (no usage block), exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _axis(name: str) -> Callable[[str], tuple]:
+    """An argparse type: a grid axis, ``start:stop:count`` or ``a,b,c``."""
+    def parse(text: str) -> tuple:
+        try:
+            return experiments.parse_axis(text, name)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return parse
+
+
+def build_sweep_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``scratchnet sweep``.
+
+    Parameters
+    ----------
+    None
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Options ``--mu2``, ``--sigma1``, ``--prior1``, ``--recipe``,
+        ``--losses``, ``--widths``, ``--steps``, ``--seeds``, ``--seed``,
+        ``--out``, ``--format``, ``--jobs``, ``--scheduler``, ``--quiet``;
+        a bad value exits with code 2 and one line naming the option, what
+        it expects and what it got.
+
+    Examples
+    --------
+    >>> from scratchnet.__main__ import build_sweep_parser
+    >>> parser = build_sweep_parser()
+    >>> args = parser.parse_args(["--mu2", "0.5:5:10", "--steps", "10,20"])
+    >>> args.mu2[:3], args.steps
+    ((0.5, 1.0, 1.5), (10, 20))
+    """
+    default = experiments.DEFAULT_SWEEP
+    parser = _OneLineParser(
+        prog="scratchnet sweep",
+        description="Where, and with which loss, does a network learn the posterior? "
+        "Train networks across the family class 1 ~ N(0, sigma1^2), class 2 ~ "
+        "N(mu2, 1) and measure each one against its exact posterior P(c|x).",
+        epilog="A numeric axis is start:stop:count (count values, both ends "
+        "included) or a comma-separated list.\nThe study's tasks are the points "
+        "(mu2, sigma1) = (3, 1) separated, (1, 2) unequal-variance,\n(3, 2) "
+        "sparse-tail.  Every network trains once, to the largest budget, and is "
+        "measured\nat each.  Output (in --out): sweep.csv, sweep_summary.csv, "
+        "phase*.<format>,\ntail_mass*.<format> and, with several losses, "
+        f"losses*.<format>.\n\nThe default sweep ({default['mu2']} x "
+        f"{default['sigma1']}, {default['seeds']} seeds, budgets "
+        f"{','.join(map(str, default['steps']))}) takes {_DEFAULT_SWEEP_TIME} on 2 "
+        "cores.\nOn a cluster: run `dask scheduler` on one machine, `dask worker "
+        "tcp://HOST:8786` on each\nof the others, then pass --scheduler "
+        "tcp://HOST:8786 (needs scratchnet[distributed]).",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mu2", type=_axis("mu2"), default=default["mu2"],
+                        metavar="SPEC", help="means of class 2 (default: "
+                        f"{default['mu2']})")
+    parser.add_argument("--sigma1", type=_axis("sigma1"), default=default["sigma1"],
+                        metavar="SPEC", help="standard deviations of class 1 "
+                        f"(default: {default['sigma1']})")
+    parser.add_argument("--prior1", type=_axis("prior1"), default=(0.5,),
+                        metavar="SPEC", help="priors P(c1) (default: 0.5)")
+    parser.add_argument("--recipe", "--recipes", dest="recipes",
+                        type=_names("recipe", tuple(experiments.RECIPES)),
+                        metavar="NAMES", help="training recipes, comma-separated, "
+                        f"from: {', '.join(experiments.RECIPES)} (default: textbook)")
+    parser.add_argument("--losses", type=_names("loss", experiments.LOSSES),
+                        metavar="NAMES", help="losses, comma-separated, from: "
+                        f"{', '.join(experiments.LOSSES)} (default: cross_entropy)")
+    parser.add_argument("--widths", type=_axis("widths"), default=(), metavar="SPEC",
+                        help="hidden widths (default: the recipe's)")
+    parser.add_argument("--steps", type=_axis("steps"), default=default["steps"],
+                        metavar="SPEC", help="step budgets (default: "
+                        f"{','.join(map(str, default['steps']))})")
+    parser.add_argument("--seeds", type=_positive, default=default["seeds"],
+                        help=f"seeds per point (default: {default['seeds']})")
+    parser.add_argument("--seed", type=_seed, default=0,
+                        help="the first seed (default: 0)")
+    parser.add_argument("--out", type=Path, default=Path("scratchnet-sweep"),
+                        help="directory for the tables and figures "
+                        "(default: scratchnet-sweep)")
+    parser.add_argument("--format", choices=("png", "pdf", "svg"), default="png",
+                        help="file format of the figures (default: png)")
+    parser.add_argument("--jobs", type=_positive, default=None,
+                        help="local worker processes (default: one per CPU)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="run on this Dask cluster, e.g. tcp://10.0.0.1:8786")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print nothing but errors (files are still written)")
+    return parser
+
+
+def _sweep_main(argv: Sequence[str]) -> int:
+    """``scratchnet sweep``: run the sweep, write its tables and figures."""
+    args = build_sweep_parser().parse_args(argv)
+
+    def say(message: str) -> None:
+        if not args.quiet:
+            print(message, file=sys.stderr, flush=True)
+
+    start = time.perf_counter()
+    try:
+        result = experiments.sweep(
+            args.mu2, args.sigma1, prior1=args.prior1,
+            recipes=args.recipes or ("textbook",),
+            losses=args.losses or ("cross_entropy",), widths=args.widths,
+            steps=args.steps, seeds=args.seeds, seed=args.seed,
+            jobs=args.jobs, scheduler=args.scheduler, progress=say)
+        say(f"sweep: {result.grid.runs:,} networks ({len(result.grid.points)} points) "
+            f"trained on {result.where} in {result.elapsed:.1f} s")
+        paths = result.write(args.out)
+        paths += experiments.save_sweep_figures(result, args.out, format=args.format)
+    except (OSError, ValueError, ImportError, FloatingPointError, BrokenProcessPool,
+            TimeoutError) as exc:
+        print(f"scratchnet sweep: error: {exc}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(result.overview())
+    say(f"wrote {', '.join(p.name for p in paths)} to {args.out} in "
+        f"{time.perf_counter() - start:.1f} s")
     return 0
 
 

@@ -27,6 +27,8 @@ CHAPTERS = [
     "metrics",
     "fast.kernels",
     "fast.mlp",
+    "fast.objectives",
+    "fast.streams",
     "fast.ensemble",
     "fast",
     "plotting.style",
@@ -38,6 +40,9 @@ CHAPTERS = [
     "experiments.recipes",
     "experiments.runs",
     "experiments.report",
+    "experiments.grids",
+    "experiments.sweeps",
+    "experiments.phase",
     "experiments",
     "__main__",
 ]

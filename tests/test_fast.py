@@ -195,3 +195,67 @@ def test_stacked_epochs_give_each_members_own_epochs():
         (x1, c1), (x2, c2) = next(one), next(each)
         np.testing.assert_array_equal(x1, x2)
         np.testing.assert_array_equal(c1, c2)
+
+
+# --- the members' losses and the stacked stream -----------------------------------
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "mse", "hinge",
+                                  sn.objectives.MultiMarginLoss(margin=0.5, weight=[1.0, 2.0, 0.5]),
+                                  sn.objectives.CrossEntropyLoss(label_smoothing=0.1)],
+                         ids=["cross_entropy", "mse", "hinge", "hinge-weighted", "smoothed"])
+def test_member_losses_equal_the_loss_object_on_each_member(loss):
+    rng = np.random.default_rng(0)
+    outputs = rng.normal(scale=2.0, size=(4, 5, 3))
+    targets = rng.integers(0, 3, size=(4, 5))
+    grads = outputs.copy()
+    losses = sn.fast.objectives.member_losses_inplace(grads, targets, loss)
+    for s in range(4):
+        value, grad = sn.objectives.get_loss(loss).loss_and_grad(outputs[s], targets[s])
+        assert losses[s] == pytest.approx(value, rel=1e-13, abs=1e-15)
+        np.testing.assert_allclose(grads[s], grad, rtol=1e-13, atol=1e-16)
+
+
+@pytest.mark.parametrize("loss, optimizer, lr", [("mse", "sgd", 0.1), ("hinge", "sgd", 0.1),
+                                                 ("mse", "adam", 1e-3), ("hinge", "adam", 1e-3)])
+def test_ensemble_members_trained_with_a_loss_equal_networks_trained_alone(loss, optimizer, lr):
+    """Member s equals sn.MLP (and sn.fast.MLP) trained alone with sn.train(loss=...)."""
+    task, sizes, S, steps = sn.tasks.sparse_tail(), [1, 16, 2], 3, 300
+    ens = sn.fast.Ensemble(sizes, rngs=list(range(S)))
+    batches = sn.fast.stacked_stream([task] * S, 32, [np.random.default_rng(50 + s)
+                                                      for s in range(S)])
+    opt = sn.Adam(ens.params, lr=lr) if optimizer == "adam" else sn.SGD(ens.params, lr=lr)
+    losses = sn.fast.train_ensemble(ens, batches, steps=steps, optimizer=opt, loss=loss)
+    x = np.linspace(-4, 7, 9)
+    for s in range(S):
+        for alone in (sn.MLP(sizes, rng=s), sn.fast.MLP(sizes, rng=s)):
+            history = sn.train(alone, task, steps=steps, batch_size=32, lr=lr, loss=loss,
+                               optimizer=optimizer, rng=np.random.default_rng(50 + s))
+            np.testing.assert_allclose(losses[:, s], history.losses, rtol=0, atol=1e-10)
+            for k in alone.params:
+                np.testing.assert_allclose(ens.params[k][s], alone.params[k], rtol=0, atol=1e-10)
+            np.testing.assert_allclose(ens.forward(x)[s], alone.forward(x), rtol=0, atol=1e-10)
+
+
+def test_stacked_stream_draws_what_task_sample_draws():
+    from scratchnet.experiments import family_task
+
+    tasks = [sn.tasks.separated(), family_task(2.5, 1.5, prior1=0.3),
+             sn.GaussianClasses([[0.0], [3.0]], [[[4.0]], [[1.0]]])]
+    rngs = lambda: [np.random.default_rng(10 + s) for s in range(3)]  # noqa: E731
+    each = sn.fast.stack_batches([iter(lambda t=t, r=r: t.sample(8, r), None)
+                                  for t, r in zip(tasks, rngs())])
+    one = sn.fast.stacked_stream(tasks, 8, rngs())
+    for _ in range(5):
+        (x1, c1), (x2, c2) = next(one), next(each)
+        np.testing.assert_array_equal(x1, x2)
+        np.testing.assert_array_equal(c1, c2)
+    three = [sn.GaussianClasses([0.0, 1.0, 2.0], [1.0, 1.0, 1.0], [0.2, 0.3, 0.5])] * 2
+    x, c = next(sn.fast.stacked_stream(three, 6, [np.random.default_rng(s) for s in (1, 2)]))
+    x_ref, c_ref = three[1].sample(6, np.random.default_rng(2))
+    np.testing.assert_array_equal(c[1], c_ref)
+    np.testing.assert_array_equal(x[1, :, 0], x_ref[:, 0])
+    with pytest.raises(ValueError, match="tasks and rngs must be non-empty and of one length"):
+        sn.fast.stacked_stream(tasks, 8, rngs()[:2]).__next__()
+    with pytest.raises(ValueError, match="the same number of classes"):
+        sn.fast.stacked_stream([tasks[0], three[0]], 8, rngs()[:2]).__next__()

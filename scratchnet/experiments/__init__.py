@@ -23,6 +23,15 @@ every snapshot of the network against it.  Its modules, in reading order:
 ``report``       :func:`summarize`, :func:`format_table`, :func:`write_table`,
                  :func:`posterior_figure`, :func:`convergence_figure` and
                  :func:`run_and_plot`
+``grids``        where in task space: :func:`family_task` (class 1
+                 :math:`N(0, \sigma_1^2)`, class 2 :math:`N(\mu_2, 1)`), a
+                 sweep's :class:`Grid` (axes by :func:`parse_axis`), its
+                 :class:`Unit`\ s of work and :func:`run_unit`
+``sweeps``       :func:`sweep`: the units in-process, in local processes or on
+                 a Dask cluster, into a :class:`Sweep` (tidy table, summary
+                 over seeds, CSV)
+``phase``        :func:`phase_diagram`, :func:`tail_mass_figure`,
+                 :func:`loss_figure` and :func:`save_sweep_figures`
 ===============  ==============================================================
 
 Every public name is available here as ``sn.experiments.<name>``; the
@@ -45,8 +54,20 @@ of the two changes matters.
 
 from __future__ import annotations
 
+from .grids import (
+    AXES,
+    STUDY_TASKS,
+    SWEEP_COLUMNS,
+    Grid,
+    Unit,
+    family_task,
+    parse_axis,
+    run_unit,
+)
+from .phase import loss_figure, phase_diagram, save_sweep_figures, tail_mass_figure
 from .recipes import (
     COVERING,
+    LOSSES,
     ORIGINAL,
     ORIGINAL_SECONDS_PER_SETTING,
     RECIPES,
@@ -70,35 +91,58 @@ from .runs import (
     COLUMNS,
     EVAL_X,
     LOSS_WINDOW,
+    MSE_FLOOR,
     ExperimentResult,
+    readout,
     run,
     run_group,
     tail_mass,
 )
+from .sweeps import DEFAULT_SWEEP, SUMMARY_COLUMNS, SWEEP_METRICS, Sweep, sweep
 
 __all__ = [
+    "AXES",
     "COLUMNS",
     "COVERING",
+    "DEFAULT_SWEEP",
     "EVAL_X",
+    "LOSSES",
     "LOSS_WINDOW",
     "METRICS",
+    "MSE_FLOOR",
     "ORIGINAL",
     "ORIGINAL_REPORTED",
     "ORIGINAL_REPORTED_STEP",
     "ORIGINAL_SECONDS_PER_SETTING",
     "RECIPES",
+    "STUDY_TASKS",
+    "SUMMARY_COLUMNS",
+    "SWEEP_COLUMNS",
+    "SWEEP_METRICS",
     "TEXTBOOK",
     "ExperimentResult",
+    "Grid",
     "Recipe",
+    "Sweep",
+    "Unit",
     "convergence_figure",
+    "family_task",
     "format_table",
     "get_recipe",
+    "loss_figure",
+    "parse_axis",
+    "phase_diagram",
     "posterior_figure",
+    "readout",
     "run",
     "run_and_plot",
     "run_group",
+    "run_unit",
     "save_posterior_figure",
+    "save_sweep_figures",
     "summarize",
+    "sweep",
     "tail_mass",
+    "tail_mass_figure",
     "write_table",
 ]

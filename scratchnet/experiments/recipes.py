@@ -32,6 +32,7 @@ from typing import Union
 
 __all__ = [
     "COVERING",
+    "LOSSES",
     "ORIGINAL",
     "ORIGINAL_SECONDS_PER_SETTING",
     "RECIPES",
@@ -43,6 +44,11 @@ __all__ = [
 #: Seconds per task of the original training loop (50,000 batches, PyTorch, one
 #: core) on the 2-core machine the timings in the README were measured on.
 ORIGINAL_SECONDS_PER_SETTING = 115.0
+
+#: The losses a recipe may train with: cross-entropy, squared error on one-hot
+#: targets (the Brier score) and the multi-class hinge (names of
+#: :data:`scratchnet.objectives.LOSSES`).
+LOSSES = ("cross_entropy", "mse", "hinge")
 
 _SNAPSHOTS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000)
 
@@ -93,6 +99,11 @@ class Recipe:
         The initialisation (:func:`scratchnet.mlp.init_params`).
     dtype : {"float64", "float32"}, default "float64"
     description : str, default ""
+    loss : {"cross_entropy", "mse", "hinge"}, default "cross_entropy"
+        What training minimises (:data:`LOSSES`).  The networks' probabilities
+        are ``softmax(outputs)``, except for ``"mse"``, whose outputs
+        themselves estimate :math:`P(c \mid x)`
+        (:func:`scratchnet.experiments.readout`).
 
     Examples
     --------
@@ -119,6 +130,7 @@ class Recipe:
     init: str = "xavier"
     dtype: str = "float64"
     description: str = ""
+    loss: str = "cross_entropy"
 
     def learning_rate(self, steps: int) -> Union[float, Callable[[int], float]]:
         """The ``lr`` argument of :func:`scratchnet.train` for a run of ``steps``.

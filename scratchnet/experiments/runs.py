@@ -24,6 +24,16 @@ columns of :data:`COLUMNS`) are:
 A run on a sampled dataset also counts its training inputs past the task's
 last crossing of :math:`P(c_1 \mid x) = 1/2`, where the posterior is hardest
 to learn when :math:`P(x)` is small there (:func:`tail_mass`).
+
+A recipe may train with another loss (``recipe.loss``).  With squared error
+on one-hot targets (``"mse"``) the network's outputs *themselves* estimate
+:math:`P(c \mid x)` (not their softmax), and nothing keeps them in
+:math:`[0, 1]`: :func:`readout` clips them to :math:`[10^{-4}, 1]` and
+renormalises, and every metric measures that :math:`q`.  With the hinge
+loss, :math:`q` is the softmax of the outputs, as a user of the network
+would read it.  ``loss_gap`` is then the loss minus its own Bayes floor,
+:math:`\mathbb{E}_x \tfrac1M \sum_c P_c (1 - P_c)` for the squared error
+and :math:`\mathbb{E}_x \min_c P(c \mid x)` for the two-class hinge.
 """
 
 from __future__ import annotations
@@ -37,17 +47,18 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .._validation import check_positive_int
-from ..fast import Ensemble, stack_batches, stacked_epochs, train_ensemble
+from ..fast import Ensemble, stacked_epochs, stacked_stream, train_ensemble
 from ..gaussian import GaussianClasses
 from ..history import History
 from ..information import entropy
 from ..metrics import moving_average
 from ..optim import SGD, Adam
+from ..softmax import softmax
 from ..tasks import get_task
-from .recipes import Recipe, get_recipe
+from .recipes import LOSSES, Recipe, get_recipe
 
-__all__ = ["COLUMNS", "EVAL_X", "LOSS_WINDOW", "ExperimentResult", "run", "run_group",
-           "tail_mass"]
+__all__ = ["COLUMNS", "EVAL_X", "LOSS_WINDOW", "MSE_FLOOR", "ExperimentResult",
+           "readout", "run", "run_group", "tail_mass"]
 
 #: The 100 inputs on :math:`[-4, 7]` where outputs are compared with the posterior.
 EVAL_X = np.linspace(-4.0, 7.0, 100)
@@ -57,7 +68,61 @@ LOSS_WINDOW = 500
 COLUMNS = ("task", "recipe", "seed", "step", "expected_kl", "max_abs_error",
            "loss_gap", "accuracy", "bayes_accuracy")
 
+#: The smallest probability :func:`readout` gives a squared-error network's output.
+MSE_FLOOR = 1e-4
+
 _QUADRATURE_NODES = 4001
+
+
+def _check_loss(loss: str) -> str:
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(map(repr, LOSSES))}; "
+                         f"got {loss!r}")
+    return loss
+
+
+def readout(outputs: Any, loss: str = "cross_entropy") -> np.ndarray:
+    r"""The probabilities :math:`q(c \mid x)` that a network's outputs stand for.
+
+    Parameters
+    ----------
+    outputs : array_like, shape (..., M)
+        The network's outputs (logits).
+    loss : {"cross_entropy", "mse", "hinge"}, default "cross_entropy"
+        The loss it was trained with.
+
+    Returns
+    -------
+    ndarray, shape of ``outputs``
+        ``softmax(outputs)``; for ``"mse"``, whose minimiser is the posterior
+        itself, the outputs clipped to :math:`[` :data:`MSE_FLOOR`
+        :math:`, 1]` and divided by their sum (so that the expected KL stays
+        finite where an output dips below 0).
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.experiments.readout([[0.7, 0.2], [1.2, -0.2]], "mse").round(3)
+    array([[0.778, 0.222],
+           [1.   , 0.   ]])
+    >>> sn.experiments.readout([[1.0, -1.0]], "hinge").round(4)   # softmax
+    array([[0.8808, 0.1192]])
+    """
+    if _check_loss(loss) != "mse":
+        return softmax(outputs)
+    q = np.clip(np.asarray(outputs, dtype=float), MSE_FLOOR, 1.0)
+    return q / q.sum(axis=-1, keepdims=True)
+
+
+def _pointwise_floor(loss: str, posterior: np.ndarray) -> np.ndarray:
+    """The smallest expected loss at x, given P(c|x) (rows): the loss's Bayes floor."""
+    if loss == "cross_entropy":
+        return entropy(posterior)
+    if loss == "mse":
+        return (posterior * (1.0 - posterior)).sum(axis=-1) / posterior.shape[-1]
+    if posterior.shape[-1] == 2:  # hinge, margin 1: d = +-1, costs min_c P(c|x)
+        return posterior.min(axis=-1)
+    return np.full(posterior.shape[:-1], np.nan)
 
 
 def tail_mass(task: GaussianClasses, x0: float) -> float:
@@ -145,13 +210,22 @@ def _trapezoid_weights(grid: np.ndarray) -> np.ndarray:
     return weights
 
 
+def _bayes_floor(task: GaussianClasses, loss: str) -> float:
+    """The loss's Bayes floor under P(X): H(C|X) for the cross-entropy."""
+    if loss == "cross_entropy":
+        return task.bayes_loss()
+    grid = np.linspace(*task.support(1.0 - 1e-9), _QUADRATURE_NODES)
+    return float(_trapezoid_weights(grid) @ (
+        task.density(grid) * _pointwise_floor(loss, task.posterior(grid))))
+
+
 def _training_data(task: GaussianClasses, recipe: Recipe, steps: int,
                    rng: np.random.Generator) -> tuple[Any, float]:
     """The ``data`` argument of ``train`` and the Bayes loss of its inputs."""
     if recipe.data == "stream":
-        return task, task.bayes_loss()
+        return task, _bayes_floor(task, recipe.loss)
     if recipe.data == "fixed":
-        return task.sample(recipe.dataset_size, rng), task.bayes_loss()
+        return task.sample(recipe.dataset_size, rng), _bayes_floor(task, recipe.loss)
     if recipe.data != "covering":
         raise ValueError(f"recipe.data must be 'fixed', 'stream' or 'covering'; "
                          f"got {recipe.data!r}")
@@ -163,15 +237,10 @@ def _training_data(task: GaussianClasses, recipe: Recipe, steps: int,
     x = np.concatenate([x_task, x_uniform])
     c = np.concatenate([c_task, task.sample_labels(x_uniform, rng)])
     grid = np.linspace(low, high, _QUADRATURE_NODES)
-    uniform_floor = _trapezoid_weights(grid) @ entropy(task.posterior(grid)) / (
-        high - low)
-    return (x, c), recipe.mix * task.bayes_loss() + (1 - recipe.mix) * uniform_floor
-
-
-def _stream(task: GaussianClasses, batch_size: int, rng: np.random.Generator):
-    """A fresh batch of the task at every step (what ``sn.train`` draws)."""
-    while True:
-        yield task.sample(batch_size, rng)
+    uniform_floor = _trapezoid_weights(grid) @ _pointwise_floor(
+        recipe.loss, task.posterior(grid)) / (high - low)
+    return (x, c), (recipe.mix * _bayes_floor(task, recipe.loss)
+                    + (1 - recipe.mix) * uniform_floor)
 
 
 def _build_ensemble(recipe: Recipe, rngs: Sequence[np.random.Generator]) -> Ensemble:
@@ -283,6 +352,7 @@ def run_group(
     True
     """
     recipe = get_recipe(recipe)
+    loss = _check_loss(recipe.loss)
     steps = recipe.steps if steps is None else check_positive_int(steps, "steps")
     if not members:
         raise ValueError("members must name at least one (task, seed) pair")
@@ -300,9 +370,8 @@ def run_group(
         datasets.append(data)
         floors.append(floor)
     batch_rngs = [batch_rng for _, _, batch_rng in streams]
-    if recipe.data == "stream":
-        batches = stack_batches([_stream(task, recipe.batch_size, rng)
-                                 for task, rng in zip(tasks, batch_rngs)])
+    if recipe.data == "stream":  # what task.sample(batch_size, rng) draws, per member
+        batches = stacked_stream(tasks, recipe.batch_size, batch_rngs)
     else:  # fixed samples of one size: every member's batch in one gather
         batches = stacked_epochs([(x.astype(ensemble.dtype), c) for x, c in datasets],
                                  recipe.batch_size, batch_rngs)
@@ -315,12 +384,15 @@ def run_group(
     kls: list[list[float]] = [[] for _ in members]
 
     def snapshot(step: int, ens: Ensemble) -> None:
-        for key, (_, eval_x) in grids.items():
-            outputs = ens.predict_proba(eval_x)  # (S, n, M), every member
-            for s, task in enumerate(tasks):
-                if id(task) == key:
-                    probs[s].append(outputs[s])
-                    kls[s].append(task.expected_kl(ens.member(s)))
+        for s, task in enumerate(tasks):  # member by member: (n, 64) at a time
+            model, eval_x = ens.member(s), grids[id(task)][1]
+            if loss == "cross_entropy":
+                probs[s].append(model.predict_proba(eval_x))
+                kls[s].append(task.expected_kl(model))
+            else:
+                probs[s].append(readout(model.forward(eval_x), loss))
+                kls[s].append(task.expected_kl(
+                    lambda x, m=model: readout(m.forward(x), loss)))
 
     lr = recipe.learning_rate(steps)
     first = lr(0) if callable(lr) else lr
@@ -330,7 +402,7 @@ def run_group(
     losses = train_ensemble(ensemble, batches, steps=steps,
                             optimizer=optimizer, lr=lr if callable(lr) else None,
                             snapshot_steps=snapshots, on_snapshot=snapshot,
-                            progress=bool(progress))
+                            progress=bool(progress), loss=loss)
     elapsed = time.perf_counter() - start
     return [_measure(task, recipe, seed, ensemble.member(s), losses[:, s], snapshots,
                      np.stack(probs[s]), np.asarray(kls[s]), grids[id(task)][0],

@@ -20,6 +20,11 @@ engine                  replaces                         pinned by (test_fast.py
 ``fast.log_softmax``    ``sn.log_softmax`` (in blocks)   ``test_blocked_log_*``
 ``fast.Ensemble``       S ``fast.MLP`` trained one by    ``test_ensemble_*``
                         one (a member axis)
+``objectives.member_``  ``get_loss(loss).loss_and_``     ``test_member_losses_*``
+``losses_inplace``      ``grad`` on each member's batch
+                        (mse, hinge, any loss object)
+``fast.stacked_``       ``task.sample`` per member and   ``test_stacked_stream_*``
+``stream``              step (``stack_batches``)
 ======================  ===============================  ==========================
 
 The experiments, the command line and ``benchmarks/bench_training.py`` run
@@ -37,10 +42,11 @@ Examples
 
 from __future__ import annotations
 
-from . import kernels  # noqa: F401  (sn.fast.kernels, documented on this page)
+from . import kernels, objectives  # noqa: F401  (documented on this page)
 from .ensemble import Ensemble, stack_batches, stacked_epochs, train_ensemble
 from .kernels import log_softmax
 from .mlp import MLP, FlatParams
+from .streams import stacked_stream
 
 __all__ = ["MLP", "Ensemble", "FlatParams", "log_softmax", "stack_batches",
-           "stacked_epochs", "train_ensemble"]
+           "stacked_epochs", "stacked_stream", "train_ensemble"]

@@ -28,6 +28,7 @@ from .._validation import as_float_array, check_positive_int
 from ..mlp import init_params
 from .kernels import relu_backward_into, relu_into, tanh_backward_into, tanh_into
 from .mlp import MLP, FlatParams
+from .objectives import _resolve, member_losses_inplace
 
 __all__ = ["Ensemble", "stack_batches", "stacked_epochs", "train_ensemble"]
 
@@ -156,14 +157,20 @@ class Ensemble:
                 dz = self._phi_backward(da, a, np.empty_like(da))
         return grads
 
-    def loss_and_grads(self, x: Any, targets: Any) -> Tuple[np.ndarray, FlatParams]:
-        r"""Each member's mean cross-entropy on its batch, and all the gradients.
+    def loss_and_grads(self, x: Any, targets: Any, *, loss: Any = None
+                       ) -> Tuple[np.ndarray, FlatParams]:
+        r"""Each member's mean loss on its batch, and all the gradients.
 
         Parameters
         ----------
         x : array_like, shape (S, B, d_0) (or (S, B) when d_0 = 1)
             Member ``s``'s batch is ``x[s]``.
         targets : array_like of int, shape (S, B)
+        loss : str or Loss, optional
+            ``"cross_entropy"`` (the default, fused), ``"mse"`` (squared
+            error on one-hot targets), ``"hinge"``, or a loss object: member
+            ``s``'s loss is that of ``loss`` on its own batch
+            (:func:`scratchnet.fast.objectives.member_losses_inplace`).
 
         Returns
         -------
@@ -190,11 +197,36 @@ class Ensemble:
             raise ValueError(f"targets must be class indices in [0, {m}) of shape "
                              f"{x.shape[:2]}; got shape {t.shape}, dtype {t.dtype}")
         logits = self._forward(x, keep=True)
+        loss = _resolve(loss)
+        if loss is not None:  # mse, hinge, any loss object: every member at once
+            return member_losses_inplace(logits, t, loss), self._backward(logits)
         rows = self._rows.get(t.size)
         if rows is None:
             rows = self._rows[t.size] = np.arange(t.size)
         losses = _cross_entropy_and_grad_inplace(logits, t, rows)  # -> dL/dlogits
         return losses, self._backward(logits)
+
+    def forward(self, x: Any) -> np.ndarray:
+        r"""The outputs (logits) of every member, on shared or per-member inputs.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, d_0) (or (N,) when d_0 = 1), or (S, N, d_0)
+            Inputs shared by the members, or member ``s``'s own in ``x[s]``.
+
+        Returns
+        -------
+        ndarray, shape (S, N, M)
+            A new array.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> ens = sn.fast.Ensemble([1, 4, 3], rngs=[0, 1])
+        >>> ens.forward([0.0, 1.0]).shape, ens.forward(np.zeros((2, 5, 1))).shape
+        ((2, 2, 3), (2, 5, 3))
+        """
+        return self._forward(self._inputs(x), keep=False).copy()
 
     def predict_log_proba(self, x: Any, member: int | None = None) -> np.ndarray:
         r"""Log-posteriors of every member (or one) on shared inputs.
@@ -360,7 +392,7 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
                    lr: Callable[[int], float] | None = None,
                    snapshot_steps: Sequence[int] = (),
                    on_snapshot: Callable[[int, Ensemble], Any] | None = None,
-                   progress: bool = False) -> np.ndarray:
+                   progress: bool = False, loss: Any = None) -> np.ndarray:
     """Train every member at once: ``train_step`` on the stacked batches, recorded.
 
     Parameters
@@ -378,6 +410,8 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
     on_snapshot : callable, optional
     progress : bool, default False
         A progress line on stderr.
+    loss : str or Loss, optional
+        As in :meth:`Ensemble.loss_and_grads` (default: the cross-entropy).
 
     Returns
     -------
@@ -400,6 +434,7 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
     """
     steps = check_positive_int(steps, "steps")
     snaps = set(snapshot_steps)
+    loss = _resolve(loss)  # once, not at every step
     losses = np.empty((steps, ensemble.members))
     start = last = time.perf_counter()
     with np.errstate(all="ignore"):
@@ -407,7 +442,7 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
             if lr is not None:
                 optimizer.lr = lr(step - 1)
             x, c = next(batches)
-            losses[step - 1], grads = ensemble.loss_and_grads(x, c)
+            losses[step - 1], grads = ensemble.loss_and_grads(x, c, loss=loss)
             optimizer.step(grads)
             if not math.isfinite(losses[step - 1].sum()):
                 raise FloatingPointError(f"a member's loss became non-finite at step "

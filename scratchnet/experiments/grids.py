@@ -1,0 +1,396 @@
+r"""Where in task space: the two-Gaussian family, its grid, and the units of work.
+
+The study's three tasks are points of one family: class 1 is
+:math:`\mathcal{N}(0, \sigma_1^2)`, class 2 is :math:`\mathcal{N}(\mu_2, 1)`,
+with prior :math:`\pi_1 = P(c_1)` (1/2 in the study):
+
+====================  ==============  ==============
+task                  :math:`\mu_2`   :math:`\sigma_1`
+====================  ==============  ==============
+``separated``         3               1
+``unequal-variance``  1               2
+``sparse-tail``       3               2
+====================  ==============  ==============
+
+(:data:`STUDY_TASKS`, built by :func:`family_task`).  Where
+:math:`\sigma_1 > 1` the wide class wins again far to the right, past a
+second crossing of :math:`P(c_1 \mid x) = 1/2`; the input mass past that last
+crossing, :math:`P(X > x_\mathrm{last})` (:func:`scratchnet.experiments.tail_mass`),
+is what the loss sees of the posterior there.  A sweep trains networks on a
+grid of the family and measures each against its exact posterior.
+
+A :class:`Grid` is the crossing of the axes :math:`\mu_2 \times \sigma_1
+\times \pi_1` with recipes, losses, hidden widths, step budgets and seeds.
+An axis is written as on the command line (:func:`parse_axis`):
+``start:stop:count`` for ``count`` evenly spaced values, both ends
+included, or a comma-separated list.  Every network is trained once, to the
+largest budget, and measured at each (the smaller budgets are snapshots of
+the same run).  The networks of one shape (recipe, loss and width) are
+trained together on the ensemble engine, seeds and grid points alike, in
+:class:`Unit`\ s of work that :func:`run_unit` runs anywhere: a worker
+process, or a Dask worker on another machine.  The results do not depend on
+how the members are split into units (each member is exactly the network
+trained alone).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from ..gaussian import GaussianClasses
+from .recipes import LOSSES, RECIPES, get_recipe
+from .runs import run_group, tail_mass
+
+__all__ = ["AXES", "STUDY_TASKS", "SWEEP_COLUMNS", "Grid", "Unit", "family_task",
+           "parse_axis", "run_unit"]
+
+#: The study's three tasks as points of the family: name -> (mu2, sigma1).
+STUDY_TASKS = {"separated": (3.0, 1.0), "unequal-variance": (1.0, 2.0),
+               "sparse-tail": (3.0, 2.0)}
+
+#: The numeric axes, ``name -> (kind, low, high)``: ``sigma1`` > 0, ``prior1`` in
+#: (0, 1), ``widths`` and ``steps`` integers >= 1 (None: unbounded).
+AXES = {"mu2": ("number", None, None), "sigma1": ("number", 0.0, None),
+        "prior1": ("number", 0.0, 1.0), "widths": ("integer", 1, None),
+        "steps": ("integer", 1, None)}
+
+#: The columns of a sweep's tidy table: one row per point, budget, loss and seed.
+SWEEP_COLUMNS = ("mu2", "sigma1", "prior1", "recipe", "loss", "width", "seed", "step",
+                 "max_abs_error", "expected_kl", "accuracy", "bayes_accuracy",
+                 "loss_gap", "crossings", "last_crossing", "tail_mass")
+
+
+def family_task(mu2: float, sigma1: float, prior1: float = 0.5) -> GaussianClasses:
+    r"""The family's task: :math:`N(0, \sigma_1^2)` against :math:`N(\mu_2, 1)`.
+
+    Parameters
+    ----------
+    mu2 : float
+        The mean of class 2.
+    sigma1 : float
+        The standard deviation of class 1, positive.
+    prior1 : float, default 0.5
+        :math:`P(c_1)`, in (0, 1).
+
+    Returns
+    -------
+    GaussianClasses
+        One-dimensional, named ``"mu2=..,sigma1=.."`` (and ``",prior1=.."``
+        when it is not 1/2).
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> task = sn.experiments.family_task(3, 2)   # the sparse-tail task
+    >>> task.name, task.decision_boundaries().round(3)
+    ('mu2=3,sigma1=2', array([1.582, 6.418]))
+    """
+    mu2, sigma1, prior1 = (_number(v, name) for v, name in
+                           ((mu2, "mu2"), (sigma1, "sigma1"), (prior1, "prior1")))
+    for value, name in ((mu2, "mu2"), (sigma1, "sigma1"), (prior1, "prior1")):
+        _check_value(value, name)
+    name = f"mu2={mu2:g},sigma1={sigma1:g}" + (
+        "" if prior1 == 0.5 else f",prior1={prior1:g}")
+    return GaussianClasses([0.0, mu2], [sigma1, 1.0], [prior1, 1.0 - prior1], name=name)
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer,
+                                                         np.floating)):
+        raise TypeError(f"{name} must be a real number; got {value!r}")
+    return float(value)
+
+
+def _check_value(value: float, name: str) -> None:
+    """A value of axis ``name`` within its bounds (ValueError naming them)."""
+    kind, low, high = AXES[name]
+    bad = (not math.isfinite(value) or (low is not None and (
+        value < low or (value == low and kind == "number")))
+        or (high is not None and value >= high))
+    if bad:
+        bounds = {"mu2": "a finite number", "sigma1": "positive",
+                  "prior1": "in (0, 1)", "widths": "a positive integer",
+                  "steps": "a positive integer"}[name]
+        raise ValueError(f"{name} values must be {bounds}; got {value:g}")
+
+
+def parse_axis(spec: Union[str, Sequence[float], float], name: str) -> tuple:
+    """The values of a grid axis from its command-line spelling (or a sequence).
+
+    Parameters
+    ----------
+    spec : str or sequence of numbers or number
+        ``"start:stop:count"``: ``count`` evenly spaced values from ``start``
+        to ``stop``, both included (``count`` 1 needs ``start == stop``);
+        ``"a,b,c"``: those values; a sequence or a single number: itself.
+    name : {"mu2", "sigma1", "prior1", "widths", "steps"}
+        The axis (:data:`AXES`), which sets what a value may be: ``sigma1``
+        positive, ``prior1`` in (0, 1), ``widths`` and ``steps`` positive
+        integers.
+
+    Returns
+    -------
+    tuple of float (of int for ``widths`` and ``steps``)
+        Distinct values, in the given order.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.experiments.parse_axis("0.5:2:4", "mu2")
+    (0.5, 1.0, 1.5, 2.0)
+    >>> sn.experiments.parse_axis("1000,10000", "steps")
+    (1000, 10000)
+    >>> sn.experiments.parse_axis("1:3:x", "sigma1")
+    Traceback (most recent call last):
+    ...
+    ValueError: sigma1 must be start:stop:count (count a positive integer) or a \
+comma-separated list of numbers; got '1:3:x'
+    """
+    if name not in AXES:
+        raise ValueError(f"name must be one of {', '.join(AXES)}; got {name!r}")
+    integer = AXES[name][0] == "integer"
+    if isinstance(spec, str):
+        values = _parse_text(spec, name)
+    elif isinstance(spec, (int, float, np.integer, np.floating)) and not isinstance(
+            spec, bool):
+        values = [float(spec)]
+    elif isinstance(spec, Sequence) or isinstance(spec, np.ndarray):
+        values = [_number(v, f"{name} entries") for v in spec]
+    else:
+        raise TypeError(f"{name} must be a string like '1:3:5' or '1,2', or a "
+                        f"sequence of numbers; got {type(spec).__name__}")
+    if not values:
+        raise ValueError(f"{name} must hold at least one value; got {spec!r}")
+    for value in values:
+        _check_value(value, name)
+        if integer and value != int(value):
+            raise ValueError(f"{name} values must be positive integers; got {value:g}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name} values must be distinct; got {spec!r}")
+    return tuple(int(v) for v in values) if integer else tuple(values)
+
+
+def _parse_text(text: str, name: str) -> list:
+    usage = (f"{name} must be start:stop:count (count a positive integer) or a "
+             f"comma-separated list of numbers; got {text!r}")
+    try:
+        if ":" in text:
+            start, stop, count = text.split(":")
+            count = int(count)
+            start, stop = float(start), float(stop)
+            if count < 1:
+                raise ValueError
+        else:
+            return [float(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(usage) from None
+    if count == 1 and start != stop:
+        raise ValueError(f"{name}: a count of 1 needs start == stop; got {text!r}")
+    if not (math.isfinite(start) and math.isfinite(stop)):
+        raise ValueError(usage)
+    return [float(v) for v in np.linspace(start, stop, count)]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A unit of work: networks of one shape, trained together to the last budget.
+
+    Parameters
+    ----------
+    recipe : str
+        A name of :data:`scratchnet.experiments.RECIPES`.
+    loss : str
+        One of :data:`scratchnet.experiments.LOSSES`.
+    width : int
+        Every hidden layer's width.
+    members : tuple of (mu2, sigma1, prior1, seed)
+    steps : tuple of int
+        The budgets, increasing.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> unit = sn.experiments.Unit("textbook", "cross_entropy", 8,
+    ...                            ((3.0, 2.0, 0.5, 0),), (20, 40))
+    >>> len(unit.members), unit.steps[-1]
+    (1, 40)
+    """
+
+    recipe: str
+    loss: str
+    width: int
+    members: tuple
+    steps: tuple
+
+
+def run_unit(unit: Unit) -> list[dict[str, Any]]:
+    """Train a unit's networks as one ensemble; their rows of the sweep's table.
+
+    Parameters
+    ----------
+    unit : Unit
+
+    Returns
+    -------
+    list of dict
+        Keys :data:`SWEEP_COLUMNS`: one row per member and budget.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> unit = sn.experiments.Unit("textbook", "cross_entropy", 8,
+    ...                            ((3.0, 2.0, 0.5, 0), (3.0, 1.0, 0.5, 0)), (20, 40))
+    >>> rows = sn.experiments.run_unit(unit)
+    >>> [(r["sigma1"], r["step"]) for r in rows]
+    [(2.0, 20), (2.0, 40), (1.0, 20), (1.0, 40)]
+    >>> rows[0]["crossings"], f"{rows[0]['tail_mass']:.2e}"
+    ('1.58166;6.41834', '4.90e-04')
+    """
+    base = get_recipe(unit.recipe)
+    sizes = (base.sizes[0], *[unit.width] * (len(base.sizes) - 2), base.sizes[-1])
+    recipe = dataclasses.replace(base, sizes=sizes, loss=unit.loss,
+                                 snapshot_steps=tuple(unit.steps))
+    tasks = {}
+    for mu2, sigma1, prior1, _ in unit.members:
+        if (mu2, sigma1, prior1) not in tasks:
+            tasks[mu2, sigma1, prior1] = family_task(mu2, sigma1, prior1)
+    results = run_group([(tasks[m[:3]], m[3]) for m in unit.members], recipe,
+                        steps=max(unit.steps))
+    rows = []
+    for (mu2, sigma1, prior1, seed), result in zip(unit.members, results):
+        task = tasks[mu2, sigma1, prior1]
+        crossings = task.decision_boundaries()
+        last = float(crossings[-1]) if crossings.size else math.nan
+        explained = {"crossings": ";".join(f"{x:.6g}" for x in crossings),
+                     "last_crossing": last,
+                     "tail_mass": tail_mass(task, last) if crossings.size else math.nan}
+        for row in result.rows:
+            if row["step"] in unit.steps:
+                rows.append({"mu2": mu2, "sigma1": sigma1, "prior1": prior1,
+                             "recipe": unit.recipe, "loss": unit.loss,
+                             "width": unit.width, "seed": seed, "step": row["step"],
+                             **{k: row[k] for k in ("max_abs_error", "expected_kl",
+                                                    "accuracy", "bayes_accuracy",
+                                                    "loss_gap")},
+                             **explained})
+    return rows
+
+
+@dataclass(frozen=True)
+class Grid:
+    r"""A sweep's grid: the family's points crossed with how the networks train.
+
+    Parameters
+    ----------
+    mu2, sigma1, prior1 : tuple of float
+        The family's axes (each through :func:`parse_axis`).
+    recipes : tuple of str
+        Names of :data:`scratchnet.experiments.RECIPES`.
+    losses : tuple of str
+        Of :data:`scratchnet.experiments.LOSSES`.
+    widths : tuple of int
+        Hidden widths (every hidden layer of the recipe's network).
+    steps : tuple of int
+        The budgets; sorted.
+    seeds : tuple of int
+        Distinct, non-negative.
+
+    Attributes
+    ----------
+    points : list of (mu2, sigma1, prior1)
+    runs : int
+        The number of networks trained: points x recipes x losses x widths x
+        seeds (each measured at every budget).
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> grid = sn.experiments.Grid(mu2=(1.0, 3.0), sigma1=(1.0, 2.0), seeds=(0, 1),
+    ...                            steps=(100, 1000))
+    >>> grid.runs, len(grid.units(parts=2)), grid.widths
+    (8, 2, (64,))
+    """
+
+    mu2: tuple
+    sigma1: tuple
+    prior1: tuple = (0.5,)
+    recipes: tuple = ("textbook",)
+    losses: tuple = ("cross_entropy",)
+    widths: tuple = ()
+    steps: tuple = (1000, 10_000)
+    seeds: tuple = (0, 1, 2)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__  # frozen: normalise the fields once
+        for name in ("mu2", "sigma1", "prior1"):
+            set_(self, name, parse_axis(getattr(self, name), name))
+        set_(self, "steps", tuple(sorted(parse_axis(self.steps, "steps"))))
+        for name, valid in (("recipes", tuple(RECIPES)), ("losses", LOSSES)):
+            values = (getattr(self, name),) if isinstance(getattr(self, name), str) \
+                else tuple(getattr(self, name))
+            bad = [v for v in values if v not in valid]
+            if bad or not values or len(set(values)) != len(values):
+                raise ValueError(f"{name} must be distinct names from "
+                                 f"{', '.join(valid)}; got {values!r}")
+            set_(self, name, values)
+        widths = self.widths or (get_recipe(self.recipes[0]).sizes[1],)
+        set_(self, "widths", parse_axis(widths, "widths"))
+        seeds = tuple(self.seeds)
+        if (not seeds or len(set(seeds)) != len(seeds) or any(
+                isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0
+                for s in seeds)):
+            raise ValueError(f"seeds must be distinct non-negative integers; got "
+                             f"{seeds!r}")
+        set_(self, "seeds", tuple(int(s) for s in seeds))
+
+    @property
+    def points(self) -> list:
+        """The family's points, mu2 fastest: ``[(mu2, sigma1, prior1), ...]``."""
+        return [(m, s, p) for p in self.prior1 for s in self.sigma1 for m in self.mu2]
+
+    @property
+    def runs(self) -> int:
+        """Networks trained: points x recipes x losses x widths x seeds."""
+        return (len(self.points) * len(self.recipes) * len(self.losses)
+                * len(self.widths) * len(self.seeds))
+
+    def units(self, parts: int = 1) -> list[Unit]:
+        """The work, split into about ``parts`` units (at least one per shape).
+
+        Parameters
+        ----------
+        parts : int, default 1
+            How many units to aim for in all; each network shape (recipe,
+            loss, width) gets a share in proportion to its members (all
+            shapes have as many), its points and seeds split into
+            contiguous runs.
+
+        Returns
+        -------
+        list of Unit
+            Every (point, seed) of every shape exactly once.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> grid = sn.experiments.Grid(mu2=(1.0, 3.0), sigma1=(1.0,), seeds=(0,),
+        ...                            losses=("cross_entropy", "mse"), steps=(50,))
+        >>> [(u.loss, len(u.members)) for u in grid.units(parts=4)]
+        [('cross_entropy', 1), ('cross_entropy', 1), ('mse', 1), ('mse', 1)]
+        """
+        if isinstance(parts, bool) or not isinstance(parts, (int, np.integer)) or \
+                parts < 1:
+            raise ValueError(f"parts must be a positive integer; got {parts!r}")
+        members = [(*point, seed) for point in self.points for seed in self.seeds]
+        shapes = [(r, loss, w) for r in self.recipes for loss in self.losses
+                  for w in self.widths]
+        per_shape = min(len(members), max(1, round(parts / len(shapes))))
+        return [Unit(recipe, loss, width, tuple(map(tuple, chunk)), self.steps)
+                for recipe, loss, width in shapes
+                for chunk in np.array_split(np.array(members, dtype=object), per_shape)]

@@ -1,0 +1,371 @@
+r"""The sweep's figures: the phase diagram, the tail-mass test and the losses.
+
+Three pictures answer "where, and with which loss, does a network learn the
+posterior?":
+
+* :func:`phase_diagram`: the median over seeds of
+  :math:`\max_{x \in [-4, 7]} |q(c \mid x) - P(c \mid x)|` on the
+  :math:`\mu_2 \times \sigma_1` grid, one cell per grid point, one panel per
+  budget, with the study's three tasks marked and the contours of the input
+  mass past the last crossing, :math:`P(X > x_\mathrm{last})`;
+* :func:`tail_mass_figure`: that error (and the expected KL) against
+  :math:`P(X > x_\mathrm{last})` for every grid point, the study's "sparse
+  data" explanation tested on the whole grid instead of one task;
+* :func:`loss_figure`: for each loss, the error, the expected KL and the
+  accuracy below the Bayes accuracy against the budget, the median over the
+  grid with its quartiles: which losses reach the posterior, and how fast.
+
+:func:`save_sweep_figures` writes them all, as the command line does.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import numpy as np
+from matplotlib.colors import LogNorm
+from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
+
+from ..plotting import CLASS_COLORS
+from .grids import STUDY_TASKS, family_task
+from .runs import EVAL_X, tail_mass
+from .sweeps import Sweep
+
+__all__ = ["loss_figure", "phase_diagram", "save_sweep_figures", "tail_mass_figure"]
+
+_LABELS = {"max_abs_error": r"median $\max_{x\in[-4,7]}|q(c\mid x)-P(c\mid x)|$",
+           "expected_kl": r"median $E_x\,KL(P\,\|\,q)$ (nats)",
+           "accuracy": "median accuracy", "loss_gap": "median loss - Bayes floor"}
+_LOSS_NAMES = {"cross_entropy": "cross-entropy", "mse": "squared error (Brier)",
+               "hinge": "hinge"}
+
+
+def _edges(values: tuple) -> np.ndarray:
+    """Cell edges around the (sorted) values: midpoints, half a step beyond."""
+    v = np.sort(np.asarray(values, dtype=float))
+    if v.size == 1:
+        return np.array([v[0] - 0.25, v[0] + 0.25])
+    mid = (v[1:] + v[:-1]) / 2
+    return np.concatenate([[2 * v[0] - mid[0]], mid, [2 * v[-1] - mid[-1]]])
+
+
+def _sorted_matrix(result: Sweep, values: np.ndarray) -> np.ndarray:
+    """``values`` (sigma1 x mu2, in the grid's order) with both axes sorted."""
+    rows, cols = np.argsort(result.grid.sigma1), np.argsort(result.grid.mu2)
+    return values[np.ix_(rows, cols)]
+
+
+@functools.lru_cache(maxsize=8)
+def _last_crossings(mu2: tuple, sigma1: tuple, prior1: float) -> tuple:
+    """The last crossing and the mass past it on a mesh (NaN where none)."""
+    last = np.full((len(sigma1), len(mu2)), np.nan)
+    mass = np.full_like(last, np.nan)
+    for i, s in enumerate(sigma1):
+        for j, m in enumerate(mu2):
+            task = family_task(m, s, prior1)
+            crossings = task.decision_boundaries()
+            if crossings.size == 2 and crossings[-1] > m:  # past class 2: the tail
+                last[i, j] = crossings[-1]
+                mass[i, j] = tail_mass(task, float(crossings[-1]))
+    return last, mass
+
+
+def _tail_contours(ax: Any, mu2_edges: np.ndarray, sigma1_edges: np.ndarray,
+                   prior1: float) -> None:
+    """Dashed contours of log10 P(X > last crossing) where that crossing lies past
+    class 2 and on the plotted range (x <= 7), and a dotted line where it leaves
+    the range."""
+    mu2 = np.linspace(mu2_edges[0], mu2_edges[-1], 40)
+    sigma1 = np.linspace(max(sigma1_edges[0], 1e-3), sigma1_edges[-1], 40)
+    last, mass = _last_crossings(tuple(mu2), tuple(sigma1), prior1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.where(last <= EVAL_X[-1], np.log10(mass), np.nan)
+    low, high = np.nanmin(logs, initial=np.inf), np.nanmax(logs, initial=-np.inf)
+    levels = [level for level in (-4, -3, -2) if low < level < high]
+    if levels:
+        lines = ax.contour(mu2, sigma1, logs, levels=levels, colors="white",
+                           linewidths=0.9, linestyles="--")
+        ax.clabel(lines, fmt=lambda v: f"tail 1e{v:.0f}", fontsize="x-small")
+    if np.nanmin(last, initial=np.inf) < EVAL_X[-1] < np.nanmax(last, initial=-np.inf):
+        edge = ax.contour(mu2, sigma1, last, levels=[EVAL_X[-1]], colors="white",
+                          linewidths=1.2, linestyles=":")
+        ax.clabel(edge, fmt=lambda v: f"last crossing x = {v:g}", fontsize="x-small")
+
+
+def _mark_study_tasks(ax: Any, mu2_edges: np.ndarray, sigma1_edges: np.ndarray,
+                      color: str = "white") -> None:
+    """The study's three tasks, where they lie inside the grid."""
+    for name, (m, s) in STUDY_TASKS.items():
+        if (mu2_edges[0] <= m <= mu2_edges[-1]
+                and sigma1_edges[0] <= s <= sigma1_edges[-1]):
+            ax.plot([m], [s], marker="o", ms=11, mfc="none", mec=color, mew=2)
+            below = s > (sigma1_edges[0] + sigma1_edges[-1]) / 2
+            where = (m - mu2_edges[0]) / (mu2_edges[-1] - mu2_edges[0])
+            ax.annotate(name, (m, s), xytext=(0, -10 if below else 10),
+                        textcoords="offset points", va="top" if below else "bottom",
+                        ha="left" if where < 0.2 else "right" if where > 0.8
+                        else "center", color=color, fontsize="small",
+                        fontweight="bold")
+
+
+def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
+                  metric: str = "max_abs_error", recipe: Optional[str] = None,
+                  loss: Optional[str] = None, width: Optional[int] = None,
+                  prior1: Optional[float] = None, contours: bool = True) -> Figure:
+    r"""Heatmaps of the median error over :math:`\mu_2 \times \sigma_1`, per budget.
+
+    Parameters
+    ----------
+    result : Sweep
+    steps : int or sequence of int, optional
+        The budgets, one panel each (default: all of the sweep's).
+    metric : str, default "max_abs_error"
+        A metric of :data:`~scratchnet.experiments.SWEEP_METRICS`.
+    recipe, loss, width, prior1 : optional
+        The slice (default: the first value of each axis).
+    contours : bool, default True
+        Draw the contours of the tail mass past the last crossing.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One ``pcolormesh`` per panel with one cell per grid point, on one
+        logarithmic colour scale; the study's tasks circled and named.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> result = sn.experiments.sweep("1,2,3", "1,2", steps=(20,), seeds=1, jobs=1)
+    >>> fig = sn.experiments.phase_diagram(result)
+    >>> fig.axes[0].collections[0].get_array().size   # 3 x 2 cells
+    6
+    """
+    grid = result.grid
+    steps = grid.steps if steps is None else tuple(np.atleast_1d(steps).tolist())
+    chosen = result._slice(steps[0], recipe, loss, width, prior1)
+    fixed = {k: chosen[k] for k in ("recipe", "loss", "width", "prior1")}
+    values = [_sorted_matrix(result, result.matrix(metric, step=step, **fixed))
+              for step in steps]
+    finite = np.concatenate([v[np.isfinite(v) & (v > 0)] for v in values])
+    norm = LogNorm(vmin=finite.min() if finite.size else 1e-3,
+                   vmax=max(finite.max() if finite.size else 1.0,
+                            1.0001 * (finite.min() if finite.size else 1e-3)))
+    mu2_edges, sigma1_edges = _edges(grid.mu2), _edges(grid.sigma1)
+    fig = Figure(figsize=(1.0 + 4.6 * len(steps), 4.4), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(steps), sharey=True, squeeze=False)[0])
+    for ax, step, matrix in zip(axes, steps, values):
+        mesh = ax.pcolormesh(mu2_edges, sigma1_edges, matrix, norm=norm,
+                             cmap="viridis")
+        if matrix.size <= 144:  # write the numbers into small grids
+            for (i, j), v in np.ndenumerate(matrix):
+                x = np.sort(grid.mu2)[j]
+                y = np.sort(grid.sigma1)[i]
+                ax.text(x, y, f"{v:.2f}" if v >= 0.01 else f"{v:.0e}", ha="center",
+                        va="center", fontsize="xx-small", color="0.9")
+        if contours:
+            _tail_contours(ax, mu2_edges, sigma1_edges, chosen["prior1"])
+        if chosen["prior1"] == 0.5:
+            _mark_study_tasks(ax, mu2_edges, sigma1_edges)
+        ax.set_title(f"after {step:,} steps", fontsize="medium")
+        ax.set_xlabel(r"$\mu_2$ (class 2 is $N(\mu_2, 1)$)")
+    axes[0].set_ylabel(r"$\sigma_1$ (class 1 is $N(0, \sigma_1^2)$)")
+    fig.colorbar(mesh, ax=list(axes), label=_LABELS.get(metric, metric))
+    prior = "" if chosen["prior1"] == 0.5 else f", P(c1) = {chosen['prior1']:g}"
+    fig.suptitle(f"{chosen['recipe']}, width {chosen['width']}, "
+                 f"{_LOSS_NAMES.get(chosen['loss'], chosen['loss'])}, "
+                 f"{len(grid.seeds)} seed{'s' if len(grid.seeds) > 1 else ''}{prior}",
+                 fontsize="medium")
+    return fig
+
+
+def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
+                     recipe: Optional[str] = None, loss: Optional[str] = None,
+                     width: Optional[int] = None,
+                     prior1: Optional[float] = None) -> Figure:
+    r"""The error against the input mass past the last crossing, every grid point.
+
+    Parameters
+    ----------
+    result : Sweep
+    steps : int or sequence of int, optional
+        One colour per budget (default: all).
+    recipe, loss, width, prior1 : optional
+        The slice (default: the first value of each axis).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two log-log panels, the median :math:`\max |q - P|` and the median
+        expected KL against :math:`P(X > x_\mathrm{last})`; hollow markers
+        where the last crossing lies beyond the plotted range (x > 7), the
+        study's tasks named.  Points without a crossing are left out.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> result = sn.experiments.sweep("1,3", "1,2", steps=(20,), seeds=1, jobs=1)
+    >>> [ax.get_xscale() for ax in sn.experiments.tail_mass_figure(result).axes]
+    ['log', 'log']
+    """
+    grid = result.grid
+    steps = grid.steps if steps is None else tuple(np.atleast_1d(steps).tolist())
+    chosen = result._slice(steps[0], recipe, loss, width, prior1)
+    fig = Figure(figsize=(11, 4.4), layout="constrained")
+    axes = fig.subplots(1, 2)
+    for k, step in enumerate(steps):
+        rows = [r for r in result.summary() if r["step"] == step and all(
+            r[key] == chosen[key] for key in ("recipe", "loss", "width", "prior1"))]
+        rows = [r for r in rows if np.isfinite(r["tail_mass"]) and r["tail_mass"] > 0]
+        inside = np.array([r["last_crossing"] <= EVAL_X[-1] for r in rows], dtype=bool)
+        color = CLASS_COLORS[k % len(CLASS_COLORS)]
+        for ax, metric in zip(axes, ("max_abs_error", "expected_kl")):
+            x = np.array([r["tail_mass"] for r in rows])
+            y = np.array([r[metric] for r in rows])
+            ax.scatter(x[inside], y[inside], s=22, color=color, alpha=0.8,
+                       label=f"{step:,} steps")
+            ax.scatter(x[~inside], y[~inside], s=22, facecolors="none",
+                       edgecolors=color, alpha=0.8)
+            if k == len(steps) - 1:
+                for r in rows:
+                    for name, point in STUDY_TASKS.items():
+                        if (r["mu2"], r["sigma1"]) == point and chosen["prior1"] == 0.5:
+                            ax.annotate(name, (r["tail_mass"], r[metric]),
+                                        xytext=(5, 5), textcoords="offset points",
+                                        fontsize="small")
+    for ax, metric in zip(axes, ("max_abs_error", "expected_kl")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(r"input mass past the last crossing, $P(X > x_{last})$")
+        ax.set_ylabel(_LABELS[metric])
+        ax.grid(True, which="major", alpha=0.3)
+    axes[0].legend(title="filled: last crossing in [-4, 7]", fontsize="small",
+                   title_fontsize="small")
+    fig.suptitle(f"{len(grid.mu2) * len(grid.sigma1)} tasks, "
+                 f"{_LOSS_NAMES.get(chosen['loss'], chosen['loss'])}: the less data "
+                 "past the last crossing, the larger the error", fontsize="medium")
+    return fig
+
+
+def loss_figure(result: Sweep, *, recipe: Optional[str] = None,
+                width: Optional[int] = None, prior1: Optional[float] = None) -> Figure:
+    r"""Which losses reach the posterior, and how fast: the grid's median per budget.
+
+    Parameters
+    ----------
+    result : Sweep
+    recipe, width, prior1 : optional
+        The slice (default: the first value of each axis).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels against the budget, one line per loss: the median over
+        grid points (of the median over seeds) of :math:`\max |q - P|`, of
+        the expected KL, and of the Bayes accuracy minus the accuracy; the
+        band spans the grid's quartiles.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> result = sn.experiments.sweep("2", "1,2", steps=(20, 40), seeds=1, jobs=1,
+    ...                               losses="cross_entropy,hinge")
+    >>> [len(ax.get_lines()) for ax in sn.experiments.loss_figure(result).axes]
+    [2, 2, 2]
+    """
+    grid = result.grid
+    chosen = result._slice(None, recipe, None, width, prior1)
+    fig = Figure(figsize=(13, 4.2), layout="constrained")
+    axes = fig.subplots(1, 3)
+    summary = result.summary()
+    for k, loss in enumerate(grid.losses):
+        rows = [r for r in summary if r["loss"] == loss and all(
+            r[key] == chosen[key] for key in ("recipe", "width", "prior1"))]
+        for ax, metric in zip(axes, ("max_abs_error", "expected_kl", "accuracy")):
+            per_step = [np.array([(r["bayes_accuracy"] - r[metric]) if metric ==
+                                  "accuracy" else r[metric]
+                                  for r in rows if r["step"] == step])
+                        for step in grid.steps]
+            q = np.array([np.percentile(v, [25, 50, 75]) for v in per_step])
+            color = CLASS_COLORS[k % len(CLASS_COLORS)]
+            ax.plot(grid.steps, q[:, 1], "o-", color=color,
+                    label=_LOSS_NAMES.get(loss, loss))
+            ax.fill_between(grid.steps, q[:, 0], q[:, 2], color=color, alpha=0.2)
+    titles = ("distance to the posterior", "expected KL from the posterior",
+              "accuracy below the Bayes accuracy")
+    for ax, title in zip(axes, titles):
+        ax.set_xscale("log")
+        ax.set_xticks(grid.steps, [f"{s:,}" for s in grid.steps])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("training steps")
+        ax.set_title(title, fontsize="medium")
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel(r"$\max_{x\in[-4,7]}|q - P|$ (grid median, quartiles)")
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel("nats")
+    axes[2].set_ylabel("Bayes accuracy - accuracy")
+    axes[0].legend(fontsize="small")
+    seeds = f"{len(grid.seeds)} seed{'s' if len(grid.seeds) > 1 else ''}"
+    fig.suptitle(f"{len(grid.mu2) * len(grid.sigma1)} tasks x {seeds}, "
+                 f"{chosen['recipe']} (width {chosen['width']})", fontsize="medium")
+    return fig
+
+
+def save_sweep_figures(result: Sweep, out: Union[str, Path], *,
+                       format: str = "png", dpi: int = 100) -> list[Path]:
+    """Write every figure of a sweep: phase diagrams, tail mass, losses.
+
+    Parameters
+    ----------
+    result : Sweep
+    out : str or Path
+        A folder (created if needed).
+    format : {"png", "pdf", "svg"}, default "png"
+    dpi : int, default 100
+
+    Returns
+    -------
+    list of Path
+        ``phase[_<recipe>][_<loss>][_w<width>][_p<prior1>].<format>`` per
+        slice (the suffix names only the axes with several values),
+        ``tail_mass[...]`` per slice of the first loss, and ``losses[...]``
+        when there are several losses.
+
+    Examples
+    --------
+    >>> import scratchnet as sn, tempfile
+    >>> result = sn.experiments.sweep("1,3", "1,2", steps=(20,), seeds=1, jobs=1)
+    >>> [p.name for p in sn.experiments.save_sweep_figures(result, tempfile.mkdtemp())]
+    ['phase.png', 'tail_mass.png']
+    """
+    if format not in ("png", "pdf", "svg"):
+        raise ValueError(f"format must be 'png', 'pdf' or 'svg'; got {format!r}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    grid, paths = result.grid, []
+
+    def name(stem: str, **slice_: Any) -> Path:
+        parts = [stem] + [f"{prefix}{slice_[key]}" for key, prefix, axis in (
+            ("recipe", "", grid.recipes), ("loss", "", grid.losses),
+            ("width", "w", grid.widths), ("prior1", "p", grid.prior1))
+            if key in slice_ and len(axis) > 1]
+        return out / f"{'_'.join(parts)}.{format}"
+
+    for recipe in grid.recipes:
+        for width in grid.widths:
+            for prior1 in grid.prior1:
+                common = {"recipe": recipe, "width": width, "prior1": prior1}
+                figures = [(name("phase", loss=loss, **common),
+                            phase_diagram(result, loss=loss, **common))
+                           for loss in grid.losses]
+                figures.append((name("tail_mass", **common),
+                                tail_mass_figure(result, **common)))
+                if len(grid.losses) > 1:
+                    figures.append((name("losses", **common),
+                                    loss_figure(result, **common)))
+                for path, fig in figures:
+                    fig.savefig(path, dpi=dpi)
+                    paths.append(path)
+    return paths
