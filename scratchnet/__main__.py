@@ -37,11 +37,9 @@ Examples
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
@@ -49,6 +47,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import experiments
+from .experiments.sweeps import _cpus, _single_threaded_blas  # one pool set-up
 from .tasks import TASKS
 
 __all__ = ["build_parser", "build_sweep_parser", "main"]
@@ -58,7 +57,6 @@ DEFAULT_RECIPES = ("original", "covering")
 DEFAULT_SEEDS = 1
 _PRINTED_STEPS = (100, 1000, 10_000)
 _DEFAULT_RUN_TIME = "40-50 s"  # measured: 42 and 48 s wall, 2 cores, other work running
-_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _names(kind: str, valid: Sequence[str]) -> Callable[[str], list[str]]:
@@ -95,13 +93,6 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"must be a non-negative integer; got {text!r}")
     return value
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _epilog() -> str:
@@ -177,26 +168,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quiet", action="store_true",
                         help="print nothing but errors (files are still written)")
     return parser
-
-
-@contextlib.contextmanager
-def _single_threaded_blas() -> Iterator[None]:
-    """Let worker processes start with one BLAS thread each (restored after).
-
-    The matrices are tiny; with several workers on a few cores, BLAS threads
-    only compete with each other (a step gets up to 2x slower).
-    """
-    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
-    for name in _THREAD_VARIABLES:
-        os.environ.setdefault(name, "1")
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _units(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int
