@@ -35,13 +35,11 @@ def _where(mask: np.ndarray) -> str:
 def float_dtype(dtype: np.dtype) -> np.dtype:
     """The floating dtype computations run in.
 
-    float32, float64 and longdouble are kept, float16 becomes float32, and
-    everything else (integers, booleans) float64.
+    float32, float64 and longdouble are kept, and everything else (integers,
+    booleans) becomes float64; float16 is rejected by :func:`as_float_array`.
     """
     if dtype == np.float32 or dtype == np.float64 or dtype == np.longdouble:
         return np.dtype(dtype)
-    if dtype == np.float16:
-        return np.dtype(np.float32)
     return np.dtype(np.float64)
 
 
@@ -56,7 +54,10 @@ def as_float_array(
     """Convert ``x`` to a floating array, rejecting what is not a real number.
 
     float32 and float64 are kept as they are; integers and booleans become
-    float64.  Complex, string and object input raise ``TypeError``; NaN raises
+    float64.  Complex, string and object input raise ``TypeError``, and so
+    does float16: its 3 significant digits and its largest value, 65504
+    (``exp`` overflows past 11), are too coarse for a softmax or a loss, and
+    returning float32 for it would be a silent change of type.  NaN raises
     ``ValueError`` (it is never a valid score or probability).  Callers that
     find NaN more cheaply themselves (a max propagates it) pass
     ``check_nan=False`` and call :func:`check_no_nan` when they see one.
@@ -73,6 +74,11 @@ def as_float_array(
     if arr.dtype.kind not in "fiub":
         raise TypeError(
             f"{name} must be an array of real numbers; got dtype {arr.dtype}"
+        )
+    if arr.dtype == np.float16:
+        raise TypeError(
+            f"{name} must be float32 or float64; got float16 (3 significant digits, "
+            f"exp overflows past 11): convert it with {name}.astype(np.float32)"
         )
     arr = arr.astype(float_dtype(arr.dtype), copy=False)
     if not allow_empty and arr.size == 0:
