@@ -212,6 +212,46 @@ def check_distribution(
         )
 
 
+def broadcast_outcome_axis(shapes: dict, axis: Any) -> tuple[int, int]:
+    """Broadcast the named shapes; return (ndim, axis) after checking the axis.
+
+    The non-outcome axes broadcast as in NumPy; along ``axis`` every array
+    must have the same number of outcomes M >= 1.
+    """
+    names = " and ".join(shapes)
+    got = " and ".join(str(s) for s in shapes.values())
+    try:
+        shape = np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        raise ValueError(f"{names} must have broadcastable shapes; got shapes "
+                         f"{got}") from None
+    axis = normalize_axis(axis, len(shape))
+    for s in shapes.values():
+        if ((1,) * (len(shape) - len(s)) + tuple(s))[axis] != shape[axis]:
+            raise ValueError(f"{names} must have the same number of outcomes "
+                             f"along axis {axis}; got shapes {got}")
+    if shape[axis] == 0:
+        raise ValueError(f"{names} must have at least one outcome along axis "
+                         f"{axis}; got shapes {got}")
+    return len(shape), axis
+
+
+def pad_dims(x: np.ndarray, ndim: int) -> np.ndarray:
+    """View ``x`` with leading length-1 axes up to ``ndim``, as broadcasting does."""
+    return x.reshape((1,) * (ndim - x.ndim) + x.shape)
+
+
+def own_frame(x: np.ndarray, axis: int, ndim: int) -> tuple[np.ndarray, int]:
+    """``x`` and the index in it of the outcome ``axis`` of the ``ndim``-dim broadcast.
+
+    Error messages then give indices in ``x``'s own shape.
+    """
+    own = axis - (ndim - x.ndim)
+    if own < 0:  # x lacks the outcome axis: view it with length 1 there
+        return pad_dims(x, ndim), axis
+    return x, own
+
+
 def check_same_shape(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
     """Raise ``ValueError`` unless ``a`` and ``b`` have the same shape."""
     if a.shape != b.shape:

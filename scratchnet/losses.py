@@ -53,6 +53,7 @@ from ._loss_common import (
     _mul0,
     _reduce,
     _scale,
+    _weights_of_targets,
 )
 from ._validation import (
     _where,
@@ -63,7 +64,7 @@ from ._validation import (
     check_same_shape,
     check_scalar,
 )
-from .softmax import _check_some_finite, _row_max, log_sigmoid, sigmoid
+from .softmax import _check_some_finite, _row_max, _top_and_rest, log_sigmoid, sigmoid
 
 __all__ = [
     "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits_grad",
@@ -73,6 +74,11 @@ __all__ = [
 
 
 # ---- Negative log-likelihood ----
+#: A log-probability up to 1e-6 is a probability of 1 off by rounding (the
+#: tolerance of a distribution's total elsewhere); it counts as log 1 = 0.
+_LOG_ONE = 1e-6
+
+
 def _nll(log_probs: Any, targets: Any, weight: Any, reduction: str):
     """Checked (log_probs, targets, weight[targets] or None, reduction) of nll_loss."""
     reduction = check_reduction(reduction)
@@ -80,15 +86,16 @@ def _nll(log_probs: Any, targets: Any, weight: Any, reduction: str):
     top = np.max(lp)  # NaN propagates through the max: one pass, no temporary
     if np.isnan(top):
         check_no_nan(lp, "log_probs")
-    if top > 1e-6:
-        bad = lp > 1e-6
+    if top > _LOG_ONE:
+        bad = lp > _LOG_ONE
         raise ValueError(
-            f"log_probs must be log-probabilities (<= 0); got {lp[bad][0]:g}"
+            f"log_probs must be log-probabilities (<= 0, or up to {_LOG_ONE:g} "
+            f"for a probability 1 off by rounding); got {lp[bad][0]:g}"
             f"{_where(bad)} (for raw scores use cross_entropy, which takes logits)"
         )
     t = _class_indices(targets, lp, "log_probs")
     w = _class_weight(weight, lp.shape[1], lp.dtype)
-    return lp, t, None if w is None else w[t], reduction
+    return lp, t, _weights_of_targets(w, t, reduction)[1], reduction
 
 
 def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
@@ -115,7 +122,9 @@ def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
     -----
     :math:`\ell_j = -w_{t_j} \log q(t_j \mid x_j)` (``+inf`` for log-probability
     ``-inf``, 0 for weight 0); the mean is :math:`\sum_j \ell_j / \sum_j w_{t_j}`,
-    PyTorch's weighted mean (:math:`N` without weights).
+    PyTorch's weighted mean (:math:`N` without weights).  A log-probability
+    in :math:`(0, 10^{-6}]` is a probability of 1 off by rounding and counts
+    as 0, so the loss is never negative; above :math:`10^{-6}` it is rejected.
 
     Examples
     --------
@@ -125,7 +134,8 @@ def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
     2.5141
     """
     lp, t, w_t, reduction = _nll(log_probs, targets, weight, reduction)
-    losses = 0.0 - lp[np.arange(lp.shape[0]), t]  # 0.0 - 0.0 is +0.0, not -0.0
+    # log q above 0 (rounding) counts as 0; 0.0 - 0.0 is +0.0, never -0.0
+    losses = 0.0 - np.minimum(lp[np.arange(lp.shape[0]), t], 0.0)
     if w_t is not None:
         losses = _mul0(w_t, losses)
     return _reduce(losses, reduction, _mean_denominator(reduction, w_t, lp.shape[0]))
@@ -183,10 +193,12 @@ def _cross_entropy_inputs(logits: Any, targets: Any, weight: Any,
     else:
         indices = _class_indices(t, x, "logits")
     w = _class_weight(weight, x.shape[1], x.dtype)
+    if indices is not None:  # the mean divides by the target weights: scale-free
+        w = _weights_of_targets(w, indices, reduction)[0]
     return x, indices, probs, w, eps, reduction
 
 
-def _target_weights(inp: tuple) -> np.ndarray:
+def _smoothed_targets(inp: tuple) -> np.ndarray:
     r"""The (N, M) matrix :math:`a_{ji} = w_i\, y'_{ji}` of the general case."""
     x, t, p, w, eps, _ = inp
     n, m = x.shape
@@ -205,7 +217,10 @@ def _cross_entropy(inp: tuple, *, want_grad: bool):
     r"""Loss and (optionally) gradient from one pass of ``exp``: the shared kernel.
 
     With :math:`z = f - \max f` (an (N, M) temporary that becomes the gradient),
-    :math:`T_j = \sum_i e^{z_{ji}}` and :math:`\log q = z - \log T`:
+    :math:`T_j = \sum_i e^{z_{ji}} = 1 + R_j` (the largest term is 1) and
+    :math:`\log q = z - \log T`, :math:`\log T_j` taken as
+    :math:`\operatorname{log1p}(R_j)` (``[[40, 0]]`` and target 0 give
+    :math:`4.2 \cdot 10^{-18}`, not 0):
     :math:`\ell_j = w_{t_j} (\log T_j - z_{j t_j})` for index targets without
     smoothing (a logit gap of 1e4 gives exactly 1e4; logits of 1e300 are fine),
     else :math:`\ell_j = A_j \log T_j - \sum_i a_{ji} z_{ji}` (two non-negative
@@ -223,13 +238,16 @@ def _cross_entropy(inp: tuple, *, want_grad: bool):
     if fast:
         z_t = z[rows, t]
     else:
-        a = _target_weights(inp)
+        a = _smoothed_targets(inp)
         a_sum = a.sum(axis=1)
-        a_dot_z = _mul0(a, z).sum(axis=1)
+        # in halves: logits 1e308 apart overflow z, not their share of the loss
+        with np.errstate(over="ignore"):
+            a_dot_z = 2 * _mul0(a, x / 2 - m / 2).sum(axis=1)
     e = np.exp(z, out=z)
-    total = e.sum(axis=1)
-    _check_some_finite(total == 0, "logits", 1)
-    log_total = np.log(total)
+    top, rest = _top_and_rest(e, np.argmax(x, axis=1, keepdims=True), 1)
+    _check_some_finite(top == 0, "logits", 1)
+    total = (top + rest)[:, 0]
+    log_total = np.log1p(rest[:, 0])  # not log(total): keeps log(1 + 1e-18)
     if fast:
         losses = log_total - z_t
         if w_t is not None:

@@ -288,9 +288,6 @@ class MSELoss(Loss):
         (0.25, array([[ 0.5],
                [-0.5]]))
         """
-        outputs, targets = _column(outputs, targets)
-        if outputs.ndim == 2 and outputs.shape[1] == 1:
-            targets = targets.astype(float)  # real targets, not class indices
         return float(mse_loss(outputs, targets)), mse_loss_grad(outputs, targets)
 
 

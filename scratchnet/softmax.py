@@ -91,20 +91,20 @@ def _row_max(x: np.ndarray, axis: int, name: str, *, allow_posinf: bool) -> np.n
     return m
 
 
-def _log1p_rest(e: np.ndarray, i: np.ndarray, axis: int) -> tuple:
-    r"""The log of the sum of ``e`` along ``axis``, as ``log1p`` of all but its top term.
+def _top_and_rest(e: np.ndarray, i: np.ndarray, axis: int) -> tuple:
+    r"""The sum of ``e`` along ``axis`` in two parts: its top term and the rest.
 
     ``e = exp(x - m)`` and ``i`` (keepdims) indexes the largest ``x`` of each
     slice, so the top term ``e[i]`` is :math:`e^0 = 1` (0 for a slice of only
-    ``-inf``, ``inf`` where ``x`` holds ``+inf``).  Returns
-    ``(log1p(rest), top)``, keepdims, with ``rest`` the sum of the other
-    terms; ``e`` is left as it was.
+    ``-inf``, ``inf`` where ``x`` holds ``+inf``) and the log of the sum is
+    ``log1p(rest)``, which keeps :math:`\log(1 + 10^{-18})`.  Returns
+    ``(top, rest)``, keepdims; ``e`` is left as it was.
     """
     top = np.take_along_axis(e, i, axis=axis)
     np.put_along_axis(e, i, 0.0, axis=axis)  # the top term out of the sum ...
     rest = e.sum(axis=axis, keepdims=True)
     np.put_along_axis(e, i, top, axis=axis)  # ... and back
-    return np.log1p(rest), top
+    return top, rest
 
 
 def _check_some_finite(total_is_zero: np.ndarray, name: str, axis: int) -> None:
@@ -166,15 +166,15 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     x = as_float_array(x, "x", check_nan=False)
     axis = normalize_axis(axis, x.ndim)
     if x.shape[axis] == 0:  # the log of an empty sum
-        out = np.full(x.shape[:axis] + (1,) + x.shape[axis + 1:], -np.inf, x.dtype)
+        out = np.full((*x.shape[:axis], 1, *x.shape[axis + 1:]), -np.inf, x.dtype)
     else:
         m = _row_max(x, axis, "x", allow_posinf=True)
         with np.errstate(over="ignore", divide="ignore"):
             e = np.exp(np.subtract(x, m))
-            out, top = _log1p_rest(e, np.argmax(x, axis=axis, keepdims=True), axis)
+            top, rest = _top_and_rest(e, np.argmax(x, axis=axis, keepdims=True), axis)
             # top is 1, except where m was not finite and the shift is 0:
             # then log(top) is -inf (a slice of -inf) or +inf (a +inf entry).
-            out += np.log(top)
+            out = np.log1p(rest) + np.log(top)
         out += m
     if not keepdims:
         out = np.squeeze(out, axis=axis)
@@ -225,10 +225,10 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     m = _row_max(x, axis, "x", allow_posinf=False)
     with np.errstate(over="ignore"):
         shifted = np.subtract(x, m)  # the largest logit of each slice is now 0
-    log_total, top = _log1p_rest(np.exp(shifted), np.argmax(x, axis=axis, keepdims=True),
-                                 axis)
+    i = np.argmax(x, axis=axis, keepdims=True)  # the largest logit: e^0 = 1
+    top, rest = _top_and_rest(np.exp(shifted), i, axis)
     _check_some_finite(top == 0, "x", axis)
-    return shifted - log_total
+    return shifted - np.log1p(rest)
 
 
 def softmax(x: Any, axis: int = -1) -> np.ndarray:
@@ -348,7 +348,7 @@ def log_sigmoid(x: Any) -> np.ndarray:
 
 
 def logit(p: Any) -> np.ndarray:
-    r"""The inverse of the sigmoid, :math:`\operatorname{logit}(p) = \log \frac{p}{1 - p}`.
+    r"""The inverse of the sigmoid: :math:`\operatorname{logit}(p) = \log(p / (1 - p))`.
 
     Parameters
     ----------

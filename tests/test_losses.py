@@ -463,7 +463,7 @@ def test_cross_entropy_rejects_bad_logits(func, logits, match):
     "log_probs, targets, kwargs, match",
     [
         ([[-0.5, np.nan]], [0], {}, r"log_probs must not contain NaN; got NaN at index \(0, 1\)"),
-        ([[2.0, -1.0]], [0], {}, r"log_probs must be log-probabilities \(<= 0\); got 2"),
+        ([[2.0, -1.0]], [0], {}, r"log_probs must be log-probabilities \(<= 0, .*; got 2 at"),
         ([[-0.5, -1.0]], [2], {}, r"targets must be integers in \[0, 2\); got 2"),
         ([[-0.5, -1.0]], [0, 1], {}, r"targets must hold one class index per row of log_probs"),
         ([[-0.5, -1.0]], [0], {"weight": [1.0]}, r"weight must hold one number per class"),

@@ -238,7 +238,7 @@ def test_one_hot_rows():
 def test_one_hot_infers_the_number_of_classes_as_torch():
     np.testing.assert_array_equal(sn.one_hot([2, 0]), np.eye(3)[[2, 0]])
     assert sn.one_hot(np.array([[0], [4]])).shape == (2, 1, 5)
-    with pytest.raises(ValueError, match="targets is empty.*pass num_classes"):
+    with pytest.raises(ValueError, match=r"targets is empty.*pass num_classes"):
         sn.one_hot(np.array([], dtype=int))
     with pytest.raises(ValueError, match="targets must be class indices >= 0; got -1"):
         sn.one_hot([0, -1])
