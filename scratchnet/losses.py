@@ -90,7 +90,7 @@ def _nll(log_probs: Any, targets: Any, weight: Any, reduction: str):
         bad = lp > _LOG_ONE
         raise ValueError(
             f"log_probs must be log-probabilities (<= 0, or up to {_LOG_ONE:g} "
-            f"for a probability 1 off by rounding); got {lp[bad][0]:g}"
+            f"for a probability 1 off by rounding); got {lp[bad][0]:.10g}"
             f"{_where(bad)} (for raw scores use cross_entropy, which takes logits)"
         )
     t = _class_indices(targets, lp, "log_probs")

@@ -499,3 +499,34 @@ BCE_FUNCS = [sn.binary_cross_entropy_with_logits, sn.binary_cross_entropy_with_l
 def test_binary_cross_entropy_rejects_bad_input(func, logits, targets, kwargs, match):
     with pytest.raises(ValueError, match=match):
         func(logits, targets, **kwargs)
+
+
+# ---- log-probabilities just above 0, float16 ---------------------------------------
+
+
+def test_nll_loss_counts_log_probabilities_up_to_1e_6_as_zero_and_rejects_above():
+    """A probability of 1 off by rounding (log q <= 1e-6) costs 0, never less."""
+    for lp in (1e-6, 5e-7, 1e-300, 0.0):
+        loss = sn.nll_loss([[lp, -np.inf]], [0])
+        assert loss == 0.0 and not np.signbit(loss)
+        assert (sn.nll_loss([[lp, -np.inf]], [0], reduction="none") >= 0).all()
+    np.testing.assert_array_equal(sn.nll_loss_grad([[1e-6, -np.inf]], [0]), [[-1.0, 0.0]])
+    for lp in (1.0000001e-6, 2e-6):
+        with pytest.raises(ValueError, match=r"log_probs must be log-probabilities \(<= 0, "
+                                             r"or up to 1e-06.*; got (1\.0000001|2)e-06 at"):
+            sn.nll_loss([[lp, -np.inf]], [0])
+
+
+@pytest.mark.parametrize("func", [sn.cross_entropy, sn.nll_loss,
+                                  sn.binary_cross_entropy_with_logits])
+def test_float16_losses_are_rejected_with_the_fix(func):
+    x = np.zeros((2, 2), np.float16)
+    targets = np.zeros((2, 2)) if func is sn.binary_cross_entropy_with_logits else [0, 1]
+    with pytest.raises(TypeError, match=r"must be float32 or float64; got float16"):
+        func(x, targets)
+
+
+def test_the_mean_of_finite_losses_does_not_overflow():
+    assert sn.binary_cross_entropy_with_logits([1e308, -1e308], [0, 1]) == 1e308
+    assert sn.cross_entropy([[1e308, 0.0], [0.0, 1e308]], [1, 0]) == 1e308
+    assert sn.cross_entropy([[1e308, 0.0], [0.0, 1e308]], [1, 0], reduction="sum") == np.inf
