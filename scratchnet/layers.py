@@ -282,7 +282,7 @@ def tanh_forward(x: Any) -> Tuple[np.ndarray, np.ndarray]:
     >>> out
     array([0., 1.])
     """
-    out = np.asarray(np.tanh(as_float_array(x, "x", check_nan=False)))  # 0-d stays an array
+    out = np.asarray(np.tanh(as_float_array(x, "x", check_nan=False)))  # 0-d: an array
     return out, out
 
 
