@@ -8,7 +8,6 @@ in the same way and says the same thing about the same mistake:
 
 * ``_as_batch``, ``_class_indices``, ``_class_weight``: a float batch with at
   least one sample, one class index per row, one non-negative weight per class;
-* ``_weights_of_targets``: the weights of the targets, scaled for a weighted mean;
 * ``_mul0``: a product with the convention :math:`0 \cdot \infty = 0`;
 * ``_reduce``, ``_scale``, ``_mean_denominator``: ``"mean"``, ``"sum"`` or
   ``"none"``, and :math:`\partial\,\text{reduced} / \partial \ell_j`
@@ -78,30 +77,6 @@ def _class_weight(weight: Any, num_classes: int, dtype: np.dtype) -> np.ndarray 
         raise ValueError(f"weight must be non-negative; got {w[negative][0]:g}"
                          f"{_where(negative)}")
     return w.astype(dtype, copy=False)
-
-
-def _weights_of_targets(w: np.ndarray | None, t: np.ndarray, reduction: str) -> tuple:
-    """``(w, w[t])``, both divided by the largest ``w[t]`` for a weighted mean.
-
-    The mean :math:`\\sum_j w_{t_j} \\ell_j / \\sum_j w_{t_j}` does not change
-    when every weight is scaled, so it is computed with the largest target
-    weight 1: weights of 1e308 cannot overflow the sum, nor weights of
-    1e-320 underflow it and make the gradient infinite.
-    """
-    if w is None:
-        return None, None
-    w_t = w[t]
-    if reduction != "mean":
-        return w, w_t
-    top = w_t.max() if w_t.size else 0
-    if top == 0:
-        raise ValueError(
-            "weight gives every target class weight 0, so reduction='mean' "
-            "(which divides by sum_j weight[targets[j]]) is 0/0; give the "
-            "target classes positive weight or use reduction='sum'"
-        )
-    with np.errstate(over="ignore"):  # another class 1e300 times heavier: inf, rightly
-        return w / top, w_t / top
 
 
 def _mean_denominator(reduction: str, w_t: np.ndarray | None, n: int) -> Any:

@@ -152,6 +152,13 @@ def check_scalar(
     return value
 
 
+def check_integer(value: Any, name: str) -> int:
+    """Return ``value`` as an int after checking it is an integer (not a bool)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {value!r}")
+    return int(value)
+
+
 def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     """Return ``value`` as an int after checking it is an integer >= ``minimum``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):

@@ -445,15 +445,15 @@ def test_cross_entropy_rejects_bad_targets_and_options(func, targets, kwargs, er
         ([[0.0, np.nan, 1.0], [0, 0, 0]], r"logits must not contain NaN; got NaN at index \(0, 1\)"),
         ([[0.0, np.inf, 1.0], [0, 0, 0]], r"logits must not contain \+inf"),
         ([[0.0, 1.0, 1.0], [-np.inf] * 3], "logits has a slice along axis 1 where every entry is -inf"),
-        ([0.0, 1.0, 2.0], r"logits must be a 2-D array of shape \(N, M\).*got shape \(3,\)"),
-        (np.zeros((2, 3, 1)), r"logits must be a 2-D array of shape \(N, M\).*got shape \(2, 3, 1\)"),
+        (5.0, r"logits must have a class axis: shape \(C,\), \(N, C\) or \(N, C, d1, ...\); got a scalar"),
+        (np.zeros((2, 3, 1)), r"targets must hold one class index per element of logits \(2, 3, 1\) without its class axis 1, shape \(2, 1\); got shape \(2,\)"),
         (np.zeros((0, 3)), r"logits must hold at least one sample.*got shape \(0, 3\)"),
     ],
 )
 def test_cross_entropy_rejects_bad_logits(func, logits, match):
     targets = [0, 1] if np.shape(logits)[:1] == (2,) else np.zeros(0, int)
-    if np.ndim(logits) == 1:
-        targets = [0]
+    if np.ndim(logits) == 0:
+        targets = 0
     with pytest.raises(ValueError, match=match):
         func(logits, targets)
 
@@ -470,7 +470,8 @@ def test_cross_entropy_rejects_bad_logits(func, logits, match):
         ([[-0.5, -1.0]], [0], {"weight": [0.0, 1.0]}, "weight gives every target class weight 0"),
         ([[-0.5, -1.0]], [0], {"reduction": "max"}, "reduction must be one of"),
         (np.zeros((0, 2)), np.zeros(0, int), {}, "log_probs must hold at least one sample"),
-        ([-0.5, -1.0], [0], {}, r"log_probs must be a 2-D array of shape \(N, M\)"),
+        ([-0.5, -1.0], [0], {}, r"log_probs of shape \(2,\) holds one sample's class scores \(unbatched\), whose target is a single class index; got targets of shape \(1,\)"),
+        ([[-0.5, -1.0]], [-100], {}, r"every target is ignore_index=-100, so reduction='mean' is 0/0 \(PyTorch returns nan\)"),
     ],
 )
 def test_nll_loss_rejects_bad_input(func, log_probs, targets, kwargs, match):
@@ -530,3 +531,9 @@ def test_the_mean_of_finite_losses_does_not_overflow():
     assert sn.binary_cross_entropy_with_logits([1e308, -1e308], [0, 1]) == 1e308
     assert sn.cross_entropy([[1e308, 0.0], [0.0, 1e308]], [1, 0]) == 1e308
     assert sn.cross_entropy([[1e308, 0.0], [0.0, 1e308]], [1, 0], reduction="sum") == np.inf
+
+
+def test_ignore_index_must_be_an_integer():
+    for func in (sn.nll_loss, sn.cross_entropy):
+        with pytest.raises(TypeError, match=r"ignore_index must be an integer; got 0\.5"):
+            func([[-0.5, -1.0]], [0], ignore_index=0.5)
