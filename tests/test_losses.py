@@ -537,3 +537,93 @@ def test_ignore_index_must_be_an_integer():
     for func in (sn.nll_loss, sn.cross_entropy):
         with pytest.raises(TypeError, match=r"ignore_index must be an integer; got 0\.5"):
             func([[-0.5, -1.0]], [0], ignore_index=0.5)
+
+
+# ---- PyTorch's layouts, ignore_index and the messages for its habits ---------------
+
+
+def _ce_rows(x, t):
+    """Per-element cross-entropy written directly: logsumexp - the target logit."""
+    top = x.max(axis=-1, keepdims=True)
+    lse = top[..., 0] + np.log(np.exp(x - top).sum(axis=-1))
+    return lse - np.take_along_axis(x, t[..., None], axis=-1)[..., 0]
+
+
+def test_unbatched_logits_take_a_scalar_target():
+    x = np.array([-1.0, -3.0, 4.0])
+    expected = _ce_rows(x[None], np.array([0]))[0]
+    assert sn.cross_entropy(x, 0) == pytest.approx(expected, rel=1e-15)
+    assert np.shape(sn.cross_entropy(x, 0, reduction="none")) == ()
+    q = np.exp(x) / np.exp(x).sum()
+    np.testing.assert_allclose(sn.cross_entropy_grad(x, 0), q - [1, 0, 0], rtol=1e-15)
+    np.testing.assert_allclose(sn.nll_loss_grad(np.log(q), 2), [0, 0, -1.0])
+
+
+def test_a_class_per_position_is_a_batch_of_rows_with_class_axis_1():
+    rng = np.random.default_rng(3)
+    x, t = rng.normal(size=(2, 4, 3, 5)), rng.integers(0, 4, size=(2, 3, 5))
+    rows = np.moveaxis(x, 1, -1)  # (2, 3, 5, 4): classes last
+    per_element = _ce_rows(rows, t)
+    np.testing.assert_allclose(sn.cross_entropy(x, t, reduction="none"), per_element,
+                               rtol=1e-14)
+    assert sn.cross_entropy(x, t) == pytest.approx(per_element.mean(), rel=1e-14)
+    q = np.exp(rows) / np.exp(rows).sum(axis=-1, keepdims=True)
+    expected = np.moveaxis(q - np.eye(4)[t], -1, 1) / t.size
+    np.testing.assert_allclose(sn.cross_entropy_grad(x, t), expected, rtol=1e-13, atol=0)
+
+
+def test_ignore_index_skips_elements_in_loss_gradient_and_mean():
+    x = np.array([[2.0, 0.0, 1.0], [0.0, 3.0, 0.0], [1.0, 1.0, 5.0]])
+    kept = _ce_rows(x[[0, 2]], np.array([0, 2]))
+    assert sn.cross_entropy(x, [0, -100, 2]) == pytest.approx(kept.mean(), rel=1e-15)
+    np.testing.assert_allclose(sn.cross_entropy(x, [0, -100, 2], reduction="none"),
+                               [kept[0], 0.0, kept[1]], rtol=1e-15)
+    grad = sn.cross_entropy_grad(x, [0, -100, 2], label_smoothing=0.3)
+    np.testing.assert_array_equal(grad[1], 0.0)
+    # an ignore_index that is a real class: targets of class 1 are skipped
+    assert sn.cross_entropy(x, [0, 1, 2], ignore_index=1) == pytest.approx(kept.mean(),
+                                                                            rel=1e-15)
+    # weights: the weighted mean over the kept elements only
+    w = np.array([2.0, 7.0, 0.5])
+    expected = (2.0 * kept[0] + 0.5 * kept[1]) / 2.5
+    assert sn.cross_entropy(x, [0, -100, 2], weight=w) == pytest.approx(expected, rel=1e-15)
+    lp = sn.log_softmax(x)
+    assert sn.nll_loss(lp, [0, -100, 2], weight=w) == pytest.approx(expected, rel=1e-15)
+    assert sn.cross_entropy(x, [-100, -100, -100], reduction="sum") == 0.0
+
+
+def test_a_batch_of_only_ignored_targets_has_no_mean():
+    for func in (sn.cross_entropy, sn.cross_entropy_grad, sn.nll_loss, sn.nll_loss_grad):
+        with pytest.raises(ValueError, match=r"every target is ignore_index=-100, so "
+                                             r"reduction='mean' is 0/0 \(PyTorch returns nan\)"):
+            func([[-1.0, -0.5]], [-100])
+
+
+@pytest.mark.parametrize("logits, targets, match", [
+    (np.zeros((3, 5)), [0, 1, 2, 0, 1],
+     r"logits must have the class axis as axis 1, shape \(N, C\) with N = 5 targets; got "
+     r"shape \(3, 5\), which looks transposed, \(C, N\): pass logits\.T"),
+    (np.zeros((2, 4, 3)), np.zeros((2, 4), int),
+     r"looks like classes on the last axis: pass np\.moveaxis\(logits, -1, 1\)"),
+    (np.zeros((4, 1)), [0, 1, 1, 0],
+     r"targets must be integers in \[0, 1\); got 1 at index 1 \(logits has one class "
+     r"column.*use binary_cross_entropy_with_logits, loss='binary_cross_entropy'\)"),
+    (np.zeros(4), [0, 1, 1, 0],
+     r"logits of shape \(4,\) holds one sample's class scores \(unbatched\).*for one "
+     r"score per sample use binary_cross_entropy_with_logits"),
+    (np.zeros((2, 3)), np.array([[0, 1, 0], [1, 0, 0]]),
+     r"targets must be class indices of shape \(2,\) or class probabilities \(floats\)"),
+    (np.zeros((2, 3, 4)), np.zeros((2, 5), int),
+     r"targets must hold one class index per element of logits \(2, 3, 4\) without its "
+     r"class axis 1, shape \(2, 4\); got shape \(2, 5\)"),
+])
+def test_messages_point_pytorch_slips_to_their_fix(logits, targets, match):
+    for func in (sn.cross_entropy, sn.cross_entropy_grad):
+        with pytest.raises(ValueError, match=match):
+            func(logits, targets)
+
+
+def test_a_transposed_looking_batch_that_cannot_be_one_is_blamed_on_the_targets():
+    """(2, 3) logits with targets [0, 1, 2]: transposed, class 2 would not exist."""
+    with pytest.raises(ValueError, match=r"targets must hold one class index per row"):
+        sn.cross_entropy(np.zeros((2, 3)), [0, 1, 2])
