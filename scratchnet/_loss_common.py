@@ -55,9 +55,11 @@ def _class_indices(targets: Any, x: np.ndarray, name: str) -> np.ndarray:
     t = np.asarray(targets)
     n, m = x.shape
     if t.shape != (n,):
+        transposed = t.shape == (m,) and n >= 2  # (M, N) given for (N, M)?
         raise ValueError(
             f"targets must hold one class index per row of {name}, shape ({n},); "
-            f"got shape {t.shape}"
+            f"got shape {t.shape}" + (f" (if {name} is (M, N), transposed, pass "
+                                      f"{name}.T: classes are axis 1)" * transposed)
         )
     return as_class_indices(t, m)
 

@@ -518,3 +518,11 @@ def test_squared_error_overflows_to_inf_without_a_warning():
     assert sn.mse_loss([1e308, -1e308], [-1e308, 1e308]) == np.inf
     np.testing.assert_array_equal(sn.mse_loss_grad([1e308], [-1e308], reduction="sum"),
                                   [np.inf])
+
+
+def test_transposed_logits_get_the_fix_in_the_message():
+    for func in (sn.multi_margin_loss, sn.multi_margin_loss_grad, sn.mse_loss):
+        with pytest.raises(ValueError, match=r"shape \(3,\); got shape \(5,\) \(if logits is "
+                                             r"\(M, N\), transposed, pass logits\.T"
+                           if func is not sn.mse_loss else r"pass outputs\.T"):
+            func(np.zeros((3, 5)), [0, 1, 2, 0, 1])
