@@ -9,7 +9,7 @@ The modules read in order, like chapters; each imports only those above it.
 
 ===================  ===========================================================
 ``softmax``          scores to probabilities: logsumexp, softmax, log_softmax,
-                     sigmoid, log_sigmoid, one_hot
+                     sigmoid, log_sigmoid, logit, one_hot
 ``losses``           nll_loss, cross_entropy, binary cross-entropy, each with
                      its gradient w.r.t. the model's outputs
 ``scoring``          proper and improper scoring rules: MSE (Brier score) and
@@ -84,7 +84,15 @@ from .mlp import MLP, TwoLayerMLP
 from .objectives import get_loss
 from .optim import SGD, Adam, Optimizer
 from .scoring import mse_loss, mse_loss_grad, multi_margin_loss, multi_margin_loss_grad
-from .softmax import log_sigmoid, log_softmax, logsumexp, one_hot, sigmoid, softmax
+from .softmax import (
+    log_sigmoid,
+    log_softmax,
+    logit,
+    logsumexp,
+    one_hot,
+    sigmoid,
+    softmax,
+)
 from .train import train, train_step
 from .units import bits_to_nats, nats_to_bits
 
@@ -130,6 +138,7 @@ __all__ = [
     "layers",
     "log_sigmoid",
     "log_softmax",
+    "logit",
     "logsumexp",
     "losses",
     "metrics",

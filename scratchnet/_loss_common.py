@@ -55,9 +55,11 @@ def _class_indices(targets: Any, x: np.ndarray, name: str) -> np.ndarray:
     t = np.asarray(targets)
     n, m = x.shape
     if t.shape != (n,):
+        transposed = t.shape == (m,) and n >= 2  # (M, N) given for (N, M)?
         raise ValueError(
             f"targets must hold one class index per row of {name}, shape ({n},); "
-            f"got shape {t.shape}"
+            f"got shape {t.shape}" + (f" (if {name} is (M, N), transposed, pass "
+                                      f"{name}.T: classes are axis 1)" * transposed)
         )
     return as_class_indices(t, m)
 
@@ -83,16 +85,7 @@ def _mean_denominator(reduction: str, w_t: np.ndarray | None, n: int) -> Any:
     """:math:`\\sum_j w[t_j]` (or N without weights), the divisor of a mean (else 1)."""
     if reduction != "mean":
         return 1
-    if w_t is None:
-        return n
-    total = w_t.sum()
-    if total == 0:
-        raise ValueError(
-            "weight gives every target class weight 0, so reduction='mean' "
-            "(which divides by sum_j weight[targets[j]]) is 0/0; give the "
-            "target classes positive weight or use reduction='sum'"
-        )
-    return total
+    return n if w_t is None else w_t.sum()
 
 
 def _mul0(c: Any, v: np.ndarray) -> np.ndarray:
@@ -108,12 +101,21 @@ def _mul0(c: Any, v: np.ndarray) -> np.ndarray:
 
 
 def _reduce(losses: np.ndarray, reduction: str, denominator: Any) -> Loss:
-    """Apply ``reduction`` to per-sample (or per-element) losses."""
+    """Apply ``reduction`` to per-sample (or per-element) losses.
+
+    A sum beyond the largest float is ``inf``, rightly and without a warning;
+    a mean of finite losses is finite even where their sum overflows (two
+    losses of 1e308 average 1e308).
+    """
     if reduction == "none":
         return losses
-    total = losses.sum()
-    if reduction == "mean":
-        total = total / denominator
+    with np.errstate(over="ignore"):
+        total = losses.sum()
+        if reduction == "mean":
+            if np.isinf(total) and np.isfinite(losses).all():  # the sum overflowed
+                total = (losses / denominator).sum()
+            else:
+                total = total / denominator
     return np.asarray(total, dtype=losses.dtype)[()]
 
 

@@ -35,13 +35,11 @@ def _where(mask: np.ndarray) -> str:
 def float_dtype(dtype: np.dtype) -> np.dtype:
     """The floating dtype computations run in.
 
-    float32, float64 and longdouble are kept, float16 becomes float32, and
-    everything else (integers, booleans) float64.
+    float32, float64 and longdouble are kept, and everything else (integers,
+    booleans) becomes float64; float16 is rejected by :func:`as_float_array`.
     """
     if dtype == np.float32 or dtype == np.float64 or dtype == np.longdouble:
         return np.dtype(dtype)
-    if dtype == np.float16:
-        return np.dtype(np.float32)
     return np.dtype(np.float64)
 
 
@@ -56,7 +54,10 @@ def as_float_array(
     """Convert ``x`` to a floating array, rejecting what is not a real number.
 
     float32 and float64 are kept as they are; integers and booleans become
-    float64.  Complex, string and object input raise ``TypeError``; NaN raises
+    float64.  Complex, string and object input raise ``TypeError``, and so
+    does float16: its 3 significant digits and its largest value, 65504
+    (``exp`` overflows past 11), are too coarse for a softmax or a loss, and
+    returning float32 for it would be a silent change of type.  NaN raises
     ``ValueError`` (it is never a valid score or probability).  Callers that
     find NaN more cheaply themselves (a max propagates it) pass
     ``check_nan=False`` and call :func:`check_no_nan` when they see one.
@@ -73,6 +74,11 @@ def as_float_array(
     if arr.dtype.kind not in "fiub":
         raise TypeError(
             f"{name} must be an array of real numbers; got dtype {arr.dtype}"
+        )
+    if arr.dtype == np.float16:
+        raise TypeError(
+            f"{name} must be float32 or float64; got float16 (3 significant digits, "
+            f"exp overflows past 11): convert it with {name}.astype(np.float32)"
         )
     arr = arr.astype(float_dtype(arr.dtype), copy=False)
     if not allow_empty and arr.size == 0:
@@ -146,6 +152,13 @@ def check_scalar(
     return value
 
 
+def check_integer(value: Any, name: str) -> int:
+    """Return ``value`` as an int after checking it is an integer (not a bool)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {value!r}")
+    return int(value)
+
+
 def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     """Return ``value`` as an int after checking it is an integer >= ``minimum``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
@@ -204,6 +217,46 @@ def check_distribution(
             f"{name} must sum to 1 along axis {axis} (within {atol:g}); "
             f"got a sum of {np.asarray(totals)[off].flat[0]:.10g}{_where(off)}"
         )
+
+
+def broadcast_outcome_axis(shapes: dict, axis: Any) -> tuple[int, int]:
+    """Broadcast the named shapes; return (ndim, axis) after checking the axis.
+
+    The non-outcome axes broadcast as in NumPy; along ``axis`` every array
+    must have the same number of outcomes M >= 1.
+    """
+    names = " and ".join(shapes)
+    got = " and ".join(str(s) for s in shapes.values())
+    try:
+        shape = np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        raise ValueError(f"{names} must have broadcastable shapes; got shapes "
+                         f"{got}") from None
+    axis = normalize_axis(axis, len(shape))
+    for s in shapes.values():
+        if ((1,) * (len(shape) - len(s)) + tuple(s))[axis] != shape[axis]:
+            raise ValueError(f"{names} must have the same number of outcomes "
+                             f"along axis {axis}; got shapes {got}")
+    if shape[axis] == 0:
+        raise ValueError(f"{names} must have at least one outcome along axis "
+                         f"{axis}; got shapes {got}")
+    return len(shape), axis
+
+
+def pad_dims(x: np.ndarray, ndim: int) -> np.ndarray:
+    """View ``x`` with leading length-1 axes up to ``ndim``, as broadcasting does."""
+    return x.reshape((1,) * (ndim - x.ndim) + x.shape)
+
+
+def own_frame(x: np.ndarray, axis: int, ndim: int) -> tuple[np.ndarray, int]:
+    """``x`` and the index in it of the outcome ``axis`` of the ``ndim``-dim broadcast.
+
+    Error messages then give indices in ``x``'s own shape.
+    """
+    own = axis - (ndim - x.ndim)
+    if own < 0:  # x lacks the outcome axis: view it with length 1 there
+        return pad_dims(x, ndim), axis
+    return x, own
 
 
 def check_same_shape(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:

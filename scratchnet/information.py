@@ -65,10 +65,12 @@ import numpy as np
 from ._validation import (
     _where,
     as_float_array,
+    broadcast_outcome_axis,
     check_distribution,
     check_same_shape,
     check_scalar,
-    normalize_axis,
+    own_frame,
+    pad_dims,
     unwrap,
 )
 from .softmax import logsumexp
@@ -121,6 +123,23 @@ def _sum_over_support(p: np.ndarray, values: np.ndarray, axis: int) -> np.ndarra
     return terms.sum(axis=axis, keepdims=True)
 
 
+def _kl_terms(p: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    r"""The terms :math:`p_i \log(p_i / q_i) - p_i + q_i` of the KL, each :math:`\ge 0`.
+
+    They sum to :math:`\mathrm{KL}(p \| q)` (the :math:`q_i - p_i` sum to 0).
+    With :math:`\delta = \log(q_i / p_i)` a term is :math:`p_i (e^\delta - 1 -
+    \delta)`, and ``expm1(d) - d`` cannot round below 0: the KL is never
+    negative, even for :math:`q` within rounding of :math:`p`.  For
+    :math:`\delta > 1` the plain form neither cancels nor overflows.
+    """
+    q = np.exp(log_q)
+    delta = np.zeros(np.broadcast_shapes(p.shape, log_q.shape), dtype=q.dtype)
+    np.subtract(log_q, log_p, out=delta, where=p > 0)  # 0 where p_i = 0
+    near = np.minimum(delta, 1.0)
+    terms = np.where(delta > 1, q - p * (1 + delta), p * (np.expm1(near) - near))
+    return np.where(p > 0, terms, q)
+
+
 def _log_ratio(p: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
     r""":math:`\log p_i - \log q_i` where :math:`p_i > 0` (0 elsewhere, never NaN)."""
     shape = np.broadcast_shapes(log_p.shape, log_q.shape)
@@ -129,55 +148,15 @@ def _log_ratio(p: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarra
     return out
 
 
-def _outcome_axis(shapes: dict, axis: Any) -> tuple[int, int]:
-    """Broadcast the named shapes; return (ndim, axis) after checking the axis.
-
-    The non-outcome axes broadcast as in NumPy; along ``axis`` every array
-    must have the same number of outcomes M >= 1.
-    """
-    names = " and ".join(shapes)
-    got = " and ".join(str(s) for s in shapes.values())
-    try:
-        shape = np.broadcast_shapes(*shapes.values())
-    except ValueError:
-        raise ValueError(f"{names} must have broadcastable shapes; got shapes "
-                         f"{got}") from None
-    axis = normalize_axis(axis, len(shape))
-    for s in shapes.values():
-        if ((1,) * (len(shape) - len(s)) + tuple(s))[axis] != shape[axis]:
-            raise ValueError(f"{names} must have the same number of outcomes "
-                             f"along axis {axis}; got shapes {got}")
-    if shape[axis] == 0:
-        raise ValueError(f"{names} must have at least one outcome along axis "
-                         f"{axis}; got shapes {got}")
-    return len(shape), axis
-
-
-def _pad(x: np.ndarray, ndim: int) -> np.ndarray:
-    """View ``x`` with leading length-1 axes up to ``ndim``, as broadcasting does."""
-    return x.reshape((1,) * (ndim - x.ndim) + x.shape)
-
-
-def _own_frame(x: np.ndarray, axis: int, ndim: int) -> tuple[np.ndarray, int]:
-    """``x`` and the index in it of the outcome ``axis`` of the ``ndim``-dim broadcast.
-
-    Error messages then give indices in ``x``'s own shape.
-    """
-    own = axis - (ndim - x.ndim)
-    if own < 0:  # x lacks the outcome axis: view it with length 1 there
-        return _pad(x, ndim), axis
-    return x, own
-
-
 def _check_distribution(x: np.ndarray, name: str, axis: int, ndim: int) -> None:
     """Check ``x`` holds distributions along ``axis`` (indices in its own shape)."""
-    own, own_axis = _own_frame(x, axis, ndim)
+    own, own_axis = own_frame(x, axis, ndim)
     check_distribution(own, name, own_axis, atol=_ATOL)
 
 
 def _check_log_distribution(log_q: np.ndarray, name: str, axis: int, ndim: int) -> None:
     """Check ``exp(log_q)`` sums to 1 along ``axis``: logsumexp ~ 0 within 1e-6."""
-    own, own_axis = _own_frame(log_q, axis, ndim)
+    own, own_axis = own_frame(log_q, axis, ndim)
     totals = np.asarray(logsumexp(own, axis=own_axis))
     off = ~(np.abs(totals) <= _ATOL)
     if off.any():
@@ -202,7 +181,8 @@ def _prepare(p: Any, q: Any, log_q: Any, axis: Any, p_name: str = "p",
     p = as_float_array(p, p_name, check_nan=False)
     other = as_float_array(q if log_q is None else log_q, other_name,
                            check_nan=log_q is not None)
-    ndim, axis = _outcome_axis({p_name: p.shape, other_name: other.shape}, axis)
+    shapes = {p_name: p.shape, other_name: other.shape}
+    ndim, axis = broadcast_outcome_axis(shapes, axis)
     _check_distribution(p, p_name, axis, ndim)
     if log_q is None:
         _check_distribution(other, other_name, axis, ndim)
@@ -210,7 +190,7 @@ def _prepare(p: Any, q: Any, log_q: Any, axis: Any, p_name: str = "p",
     else:
         _check_log_distribution(other, other_name, axis, ndim)
         log_other = other
-    return _pad(p, ndim), _pad(log_other, ndim), axis
+    return pad_dims(p, ndim), pad_dims(log_other, ndim), axis
 
 
 # ---- Public functions ----
@@ -249,7 +229,7 @@ def entropy(p: Any, *, base: float | None = None, axis: int = -1) -> Any:
     """
     ln_base = _log_base(base)
     p = as_float_array(p, "p", check_nan=False)
-    ndim, axis = _outcome_axis({"p": p.shape}, axis)
+    ndim, axis = broadcast_outcome_axis({"p": p.shape}, axis)
     _check_distribution(p, "p", axis, ndim)
     s = _sum_over_support(p, _log(p), axis)
     return _finish(np.subtract(0, s), axis, ln_base)  # 0 - s: never -0.0
@@ -320,11 +300,13 @@ def kl_divergence(p: Any, q: Any = None, *, log_q: Any = None,
 
     Notes
     -----
-    Computed term by term as :math:`\sum_{p_i > 0} p_i (\log p_i - \log q_i)`
-    (rounding error of order :math:`\epsilon (H(p) + H(p, q))`, as for the
-    difference of the two entropies): exactly 0 for :math:`q = p`, and entries
-    as small as 1e-300, or subnormal, keep their exact logs (a ratio
-    :math:`p_i / q_i` could overflow).
+    Computed term by term as :math:`\sum_i \bigl(p_i \log(p_i / q_i) - p_i +
+    q_i\bigr)`, each term :math:`\ge 0` even after rounding (the added
+    :math:`q_i - p_i` sum to 0), so the result is never negative, exactly 0
+    for :math:`q = p`, and accurate to about :math:`\epsilon`; entries as
+    small as 1e-300, or subnormal, keep their exact logs (a ratio
+    :math:`p_i / q_i` could overflow).  For inputs that sum to 1 only within
+    the tolerance, this is the divergence of the measures as given.
 
     Examples
     --------
@@ -338,9 +320,8 @@ def kl_divergence(p: Any, q: Any = None, *, log_q: Any = None,
     """
     ln_base = _log_base(base)
     p, log_q, axis = _prepare(p, q, log_q, axis)
-    log_p = _log(p)
-    return _finish(_sum_over_support(p, _log_ratio(p, log_p, log_q), axis), axis,
-                   ln_base)
+    kl = _kl_terms(p, _log(p), log_q).sum(axis=axis, keepdims=True)
+    return _finish(kl, axis, ln_base)
 
 
 def _format(value: Any) -> str:
@@ -434,7 +415,7 @@ def gibbs_inequality(p: Any, q: Any = None, *, log_q: Any = None,
     log_p = _log(p)
     h_pq = np.subtract(0, _sum_over_support(p, log_q, axis))
     h_p = np.subtract(0, _sum_over_support(p, log_p, axis))
-    gap = _sum_over_support(p, _log_ratio(p, log_p, log_q), axis)
+    gap = _kl_terms(p, log_p, log_q).sum(axis=axis, keepdims=True)
     h_p = np.broadcast_to(h_p, gap.shape)  # H(p) may have fewer dims than q
     return GibbsResult(*(_finish(x, axis, ln_base) for x in (h_pq, h_p, gap)))
 

@@ -217,7 +217,7 @@ def relu_forward(x: Any) -> Tuple[np.ndarray, np.ndarray]:
     array([0., 0., 2.])
     """
     x = as_float_array(x, "x", check_nan=False)
-    return np.maximum(x, 0.0), x
+    return np.asarray(np.maximum(x, 0.0)), x  # asarray: a 0-d x gives a 0-d array
 
 
 def relu_backward(dout: Any, cache: np.ndarray) -> np.ndarray:
@@ -244,7 +244,8 @@ def relu_backward(dout: Any, cache: np.ndarray) -> np.ndarray:
     At the kink :math:`x = 0` the derivative is taken as 0 (the PyTorch
     convention); finite differences straddling 0 disagree there, so
     gradient checks choose inputs away from it.  An inactive unit passes
-    exactly 0, whatever ``dout`` holds (even NaN or infinity).
+    exactly 0, whatever ``dout`` holds (even NaN or infinity), as PyTorch's
+    ``threshold_backward`` does; an active one passes ``dout`` as it is.
 
     Examples
     --------
@@ -281,7 +282,7 @@ def tanh_forward(x: Any) -> Tuple[np.ndarray, np.ndarray]:
     >>> out
     array([0., 1.])
     """
-    out = np.tanh(as_float_array(x, "x", check_nan=False))
+    out = np.asarray(np.tanh(as_float_array(x, "x", check_nan=False)))  # 0-d: an array
     return out, out
 
 
@@ -317,7 +318,7 @@ def tanh_backward(dout: Any, cache: np.ndarray) -> np.ndarray:
     """
     _check_cache(cache, np.ndarray, "tanh")
     dout = _check_dout(dout, cache.shape, "tanh's output")
-    return dout * (1.0 - cache * cache)
+    return np.asarray(dout * (1.0 - cache * cache))  # 0-d stays an array
 
 
 # --- scores to probabilities --------------------------------------------------------

@@ -47,23 +47,27 @@ import numpy as np
 from ._loss_common import (
     Loss,
     _as_batch,
-    _class_indices,
-    _class_weight,
     _mean_denominator,
     _mul0,
     _reduce,
     _scale,
 )
+from ._loss_layout import (
+    IGNORE_INDEX,
+    _cross_entropy_inputs,
+    _from_rows,
+    _Inputs,
+    _nll,
+    _smoothed_targets,
+)
 from ._validation import (
     _where,
     as_float_array,
-    check_distribution,
-    check_no_nan,
     check_reduction,
     check_same_shape,
-    check_scalar,
+    unwrap,
 )
-from .softmax import _check_some_finite, _row_max, log_sigmoid, sigmoid
+from .softmax import _check_some_finite, _row_max, _top_and_rest, log_sigmoid, sigmoid
 
 __all__ = [
     "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits_grad",
@@ -73,49 +77,39 @@ __all__ = [
 
 
 # ---- Negative log-likelihood ----
-def _nll(log_probs: Any, targets: Any, weight: Any, reduction: str):
-    """Checked (log_probs, targets, weight[targets] or None, reduction) of nll_loss."""
-    reduction = check_reduction(reduction)
-    lp = _as_batch(log_probs, "log_probs", two_d=True, check_nan=False)
-    top = np.max(lp)  # NaN propagates through the max: one pass, no temporary
-    if np.isnan(top):
-        check_no_nan(lp, "log_probs")
-    if top > 1e-6:
-        bad = lp > 1e-6
-        raise ValueError(
-            f"log_probs must be log-probabilities (<= 0); got {lp[bad][0]:g}"
-            f"{_where(bad)} (for raw scores use cross_entropy, which takes logits)"
-        )
-    t = _class_indices(targets, lp, "log_probs")
-    w = _class_weight(weight, lp.shape[1], lp.dtype)
-    return lp, t, None if w is None else w[t], reduction
-
-
 def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
-             reduction: str = "mean") -> Loss:
+             ignore_index: int = IGNORE_INDEX, reduction: str = "mean") -> Loss:
     r"""Negative log-likelihood of the target classes, given log-probabilities.
 
     Parameters
     ----------
-    log_probs : array_like, shape (N, M)
+    log_probs : array_like, shape (N, M), (M,) or (N, M, d1, ...)
         :math:`\log q(i \mid x_j) \le 0`, e.g. from :func:`scratchnet.log_softmax`
-        (``-inf``: probability 0).
-    targets : array_like of int, shape (N,)
-        Class indices :math:`t_j \in [0, M)`.
+        (``-inf``: probability 0); the class axis is axis 1 (axis 0 for one
+        unbatched sample), as in PyTorch.
+    targets : array_like of int, shape (N,), () or (N, d1, ...)
+        Class indices :math:`t_j \in [0, M)`, or ``ignore_index``.
     weight : array_like, shape (M,), optional
         Non-negative class weights :math:`w_i` (default: all 1).
+    ignore_index : int, default -100
+        Targets equal to it are skipped: loss and gradient 0, and left out
+        of the mean (PyTorch's default and meaning).
     reduction : {"mean", "sum", "none"}, default "mean"
 
     Returns
     -------
-    scalar or ndarray of shape (N,)
-        The reduced loss, or the per-sample losses for ``"none"``.
+    scalar or ndarray of the targets' shape
+        The reduced loss, or the per-element losses for ``"none"``.
 
     Notes
     -----
     :math:`\ell_j = -w_{t_j} \log q(t_j \mid x_j)` (``+inf`` for log-probability
-    ``-inf``, 0 for weight 0); the mean is :math:`\sum_j \ell_j / \sum_j w_{t_j}`,
-    PyTorch's weighted mean (:math:`N` without weights).
+    ``-inf``, 0 for weight 0); the mean is :math:`\sum_j \ell_j / \sum_j w_{t_j}`
+    over the elements not ignored, PyTorch's weighted mean (their number
+    without weights); if every target is ignored it is 0/0, and a
+    ``ValueError`` (PyTorch returns NaN).  A log-probability in
+    :math:`(0, 10^{-6}]` is a probability of 1 off by rounding and counts as
+    0, so the loss is never negative; above :math:`10^{-6}` it is rejected.
 
     Examples
     --------
@@ -123,28 +117,35 @@ def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
     >>> log_probs = sn.log_softmax(np.array([[-1.0, -3, 4], [-3, 3, -1]]))
     >>> print(f"{sn.nll_loss(log_probs, [0, 1]):.4f}")
     2.5141
+    >>> print(f"{sn.nll_loss(log_probs, [0, -100]):.4f}")   # the second is skipped
+    5.0076
     """
-    lp, t, w_t, reduction = _nll(log_probs, targets, weight, reduction)
-    losses = 0.0 - lp[np.arange(lp.shape[0]), t]  # 0.0 - 0.0 is +0.0, not -0.0
+    rows, t, w_t, reduction, shape = _nll(log_probs, targets, weight, ignore_index,
+                                          reduction)
+    # log q above 0 (rounding) counts as 0; 0.0 - 0.0 is +0.0, never -0.0
+    losses = 0.0 - np.minimum(rows[np.arange(t.size), t], 0.0)
     if w_t is not None:
         losses = _mul0(w_t, losses)
-    return _reduce(losses, reduction, _mean_denominator(reduction, w_t, lp.shape[0]))
+    loss = _reduce(losses, reduction, _mean_denominator(reduction, w_t, t.size))
+    return unwrap(_from_rows(loss, shape)) if reduction == "none" else loss
 
 
 def nll_loss_grad(log_probs: Any, targets: Any, *, weight: Any = None,
+                  ignore_index: int = IGNORE_INDEX,
                   reduction: str = "mean") -> np.ndarray:
     r"""Gradient of :func:`nll_loss` with respect to ``log_probs``.
 
     Parameters
     ----------
-    log_probs, targets, weight, reduction
+    log_probs, targets, weight, ignore_index, reduction
         As in :func:`nll_loss`.
 
     Returns
     -------
-    ndarray, shape (N, M)
-        :math:`-s\, w_{t_j}` at :math:`(j, t_j)` and 0 elsewhere, with
-        :math:`s = 1 / \sum_j w_{t_j}` for ``"mean"`` and 1 otherwise.
+    ndarray, shape of ``log_probs``
+        :math:`-s\, w_{t_j}` at :math:`(j, t_j)` and 0 elsewhere (and at
+        ignored elements), with :math:`s = 1 / \sum_j w_{t_j}` for ``"mean"``
+        and 1 otherwise.
 
     Examples
     --------
@@ -153,83 +154,49 @@ def nll_loss_grad(log_probs: Any, targets: Any, *, weight: Any = None,
     array([[-0.5,  0. ],
            [ 0. , -0.5]])
     """
-    lp, t, w_t, reduction = _nll(log_probs, targets, weight, reduction)
-    s = _scale(reduction, _mean_denominator(reduction, w_t, lp.shape[0]))
-    grad = np.zeros_like(lp)
-    grad[np.arange(lp.shape[0]), t] = -s if w_t is None else -s * w_t
-    return grad
+    rows, t, w_t, reduction, shape = _nll(log_probs, targets, weight, ignore_index,
+                                          reduction)
+    s = _scale(reduction, _mean_denominator(reduction, w_t, t.size))
+    grad = np.zeros_like(rows)
+    grad[np.arange(t.size), t] = -s if w_t is None else -s * w_t
+    return _from_rows(grad, shape)
 
 
 # ---- Cross-entropy on logits ----
-def _cross_entropy_inputs(logits: Any, targets: Any, weight: Any,
-                          label_smoothing: Any, reduction: Any) -> tuple:
-    """Checked (logits (N, M), indices (N,) | None, distributions (N, M) | None,
-    weight (M,) | None, smoothing, reduction); NaN in logits is left to the max."""
-    reduction = check_reduction(reduction)
-    eps = check_scalar(label_smoothing, "label_smoothing", low=0.0, high=1.0)
-    x = _as_batch(logits, "logits", two_d=True, check_nan=False)
-    t = np.asarray(targets)
-    indices = probs = None
-    if t.dtype.kind == "f" and t.ndim == 2:
-        check_same_shape(x, t, "logits", "targets")
-        check_distribution(t, "targets", axis=-1)
-        probs = t.astype(x.dtype, copy=False)
-    elif t.ndim != 1:
-        raise ValueError(
-            f"targets must be class indices of shape ({x.shape[0]},) or class "
-            f"probabilities (floats) of logits' shape {x.shape}; got an array of "
-            f"dtype {t.dtype} and shape {t.shape}"
-        )
-    else:
-        indices = _class_indices(t, x, "logits")
-    w = _class_weight(weight, x.shape[1], x.dtype)
-    return x, indices, probs, w, eps, reduction
-
-
-def _target_weights(inp: tuple) -> np.ndarray:
-    r"""The (N, M) matrix :math:`a_{ji} = w_i\, y'_{ji}` of the general case."""
-    x, t, p, w, eps, _ = inp
-    n, m = x.shape
-    if p is None:
-        a = np.full(x.shape, eps / m, dtype=x.dtype)
-        a[np.arange(n), t] += 1.0 - eps
-    else:
-        a = p * (1.0 - eps)
-        a += eps / m
-    if w is not None:
-        a *= w
-    return a
-
-
-def _cross_entropy(inp: tuple, *, want_grad: bool):
+def _cross_entropy(inp: _Inputs, *, want_grad: bool):
     r"""Loss and (optionally) gradient from one pass of ``exp``: the shared kernel.
 
-    With :math:`z = f - \max f` (an (N, M) temporary that becomes the gradient),
-    :math:`T_j = \sum_i e^{z_{ji}}` and :math:`\log q = z - \log T`:
+    On the rows (one per element, see :mod:`scratchnet._loss_layout`): with
+    :math:`z = f - \max f` (a (K, M) temporary that becomes the gradient),
+    :math:`T_j = \sum_i e^{z_{ji}} = 1 + R_j` (the largest term is 1) and
+    :math:`\log q = z - \log T`, :math:`\log T_j` taken as
+    :math:`\operatorname{log1p}(R_j)` (``[[40, 0]]`` and target 0 give
+    :math:`4.2 \cdot 10^{-18}`, not 0):
     :math:`\ell_j = w_{t_j} (\log T_j - z_{j t_j})` for index targets without
     smoothing (a logit gap of 1e4 gives exactly 1e4; logits of 1e300 are fine),
     else :math:`\ell_j = A_j \log T_j - \sum_i a_{ji} z_{ji}` (two non-negative
     terms); the gradient :math:`s\,(q_j A_j - a_j)` is formed in place in ``z``.
     """
-    x, t, p, w, eps, reduction = inp
-    n = x.shape[0]
-    rows = np.arange(n)
-    fast = p is None and eps == 0.0
-    w_t = None if (w is None or t is None) else w[t]
-    denominator = _mean_denominator(reduction, w_t, n)
+    x, t, w_t, reduction = inp.x, inp.t, inp.w_t, inp.reduction
+    rows = np.arange(x.shape[0])
+    fast = inp.p is None and inp.eps == 0.0
+    denominator = _mean_denominator(reduction, w_t, x.shape[0])
     m = _row_max(x, 1, "logits", allow_posinf=False)
     with np.errstate(over="ignore"):
         z = np.subtract(x, m)
     if fast:
         z_t = z[rows, t]
     else:
-        a = _target_weights(inp)
+        a = _smoothed_targets(inp)
         a_sum = a.sum(axis=1)
-        a_dot_z = _mul0(a, z).sum(axis=1)
+        # in halves: logits 1e308 apart overflow z, not their share of the loss
+        with np.errstate(over="ignore"):
+            a_dot_z = 2 * _mul0(a, x / 2 - m / 2).sum(axis=1)
     e = np.exp(z, out=z)
-    total = e.sum(axis=1)
-    _check_some_finite(total == 0, "logits", 1)
-    log_total = np.log(total)
+    top, rest = _top_and_rest(e, np.argmax(x, axis=1, keepdims=True), 1)
+    _check_some_finite(top == 0, "logits", 1)
+    total = (top + rest)[:, 0]
+    log_total = np.log1p(rest[:, 0])  # not log(total): keeps log(1 + 1e-18)
     if fast:
         losses = log_total - z_t
         if w_t is not None:
@@ -238,6 +205,8 @@ def _cross_entropy(inp: tuple, *, want_grad: bool):
         losses = a_sum * log_total
         losses -= a_dot_z
     loss = _reduce(losses, reduction, denominator)
+    if reduction == "none":
+        loss = unwrap(_from_rows(loss, inp.shape))
     if not want_grad:
         return loss, None
     s = _scale(reduction, denominator)
@@ -249,30 +218,36 @@ def _cross_entropy(inp: tuple, *, want_grad: bool):
         e *= (s * a_sum / total)[:, None]
         a *= s
         e -= a
-    return loss, e
+    return loss, _from_rows(e, inp.shape)
 
 
 def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
-                  label_smoothing: float = 0.0, reduction: str = "mean") -> Loss:
+                  ignore_index: int = IGNORE_INDEX, label_smoothing: float = 0.0,
+                  reduction: str = "mean") -> Loss:
     r"""Cross-entropy between target classes (or distributions) and ``softmax(logits)``.
 
     Parameters
     ----------
-    logits : array_like, shape (N, M)
-        Scores :math:`f_i(x_j)`, one row per sample; ``-inf`` means probability 0,
-        ``+inf`` and NaN are rejected.
-    targets : array_like, shape (N,) of int, or shape (N, M) of float
-        Class indices :math:`t_j \in [0, M)`, or target distributions
-        :math:`p_j` (non-negative rows summing to 1 within 1e-6).
+    logits : array_like, shape (N, M), (M,) or (N, M, d1, ...)
+        Scores :math:`f_i(x_j)`, one row per sample (one sample unbatched; a
+        class axis 1 at every position of (d1, ...), as in PyTorch);
+        ``-inf`` means probability 0, ``+inf`` and NaN are rejected.
+    targets : array_like of int, shape (N,), () or (N, d1, ...); or of float
+        Class indices :math:`t_j \in [0, M)` (or ``ignore_index``), or target
+        distributions :math:`p_j` of logits' shape along the class axis
+        (non-negative, summing to 1 within 1e-6).
     weight : array_like, shape (M,), optional
         Non-negative class weights :math:`w_i` (default: all 1).
+    ignore_index : int, default -100
+        Class-index targets equal to it are skipped: loss and gradient 0, and
+        left out of the mean (PyTorch's default and meaning).
     label_smoothing : float in [0, 1], default 0
         :math:`\varepsilon`: targets :math:`(1-\varepsilon) y + \varepsilon/M`.
     reduction : {"mean", "sum", "none"}, default "mean"
 
     Returns
     -------
-    scalar or ndarray of shape (N,)
+    scalar or ndarray of shape (N,) (or (N, d1, ...), or a scalar)
         The reduced loss, or the per-sample losses :math:`\ell_j \in [0, \infty)`
         (0 for a perfect prediction, :math:`\log M` for a uniform one).
 
@@ -287,7 +262,14 @@ def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
         \text{mean} = \frac{1}{D} \sum_j \ell_j,
 
     with :math:`D = \sum_j w_{t_j}` for class indices (:math:`N` without
-    weights) and :math:`D = N` for probability targets.
+    weights) and :math:`D = N` for probability targets, the sums over the
+    elements whose target is not ``ignore_index`` (an ignored element has
+    :math:`a_j = 0`: no smoothing either); all of them ignored is 0/0, a
+    ``ValueError`` (PyTorch returns NaN).  With (N, M, d1, ...) logits every
+    position is a sample: the mean is over all :math:`N d_1 \cdots` of them.
+    The leading class keeps its relative precision: ``[[40, 0]]`` with
+    target 0 gives :math:`\log(1 + e^{-40}) = 4.2 \cdot 10^{-18}`, exactly the
+    :func:`binary_cross_entropy_with_logits` of the logit 40.
 
     Examples
     --------
@@ -298,25 +280,35 @@ def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
     >>> losses = sn.cross_entropy([[0.0, 0, 0], [1e4, 0, 0]], [2, 1], reduction="none")
     >>> [round(float(v), 4) for v in losses]   # log 3 when uniform; a gap of 1e4
     [1.0986, 10000.0]
+
+    PyTorch's other layouts: one sample, and a class per position of a map:
+
+    >>> print(f"{sn.cross_entropy([-1.0, -3, 4], 0):.4f}")
+    5.0076
+    >>> maps = np.zeros((2, 3, 4, 4))                 # N=2, M=3 classes, 4x4
+    >>> print(f"{sn.cross_entropy(maps, np.ones((2, 4, 4), int)):.4f}")
+    1.0986
     """
-    inp = _cross_entropy_inputs(logits, targets, weight, label_smoothing, reduction)
+    inp = _cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
+                                reduction)
     return _cross_entropy(inp, want_grad=False)[0]
 
 
 def cross_entropy_grad(logits: Any, targets: Any, *, weight: Any = None,
-                       label_smoothing: float = 0.0,
+                       ignore_index: int = IGNORE_INDEX, label_smoothing: float = 0.0,
                        reduction: str = "mean") -> np.ndarray:
     r"""Gradient of :func:`cross_entropy` with respect to ``logits``.
 
     Parameters
     ----------
-    logits, targets, weight, label_smoothing, reduction
+    logits, targets, weight, ignore_index, label_smoothing, reduction
         As in :func:`cross_entropy`.
 
     Returns
     -------
-    ndarray, shape (N, M)
-        :math:`\partial\,\text{loss} / \partial f` (row by row for ``"none"``).
+    ndarray, shape of ``logits``
+        :math:`\partial\,\text{loss} / \partial f` (row by row for ``"none"``;
+        0 for an ignored element).
 
     Notes
     -----
@@ -339,11 +331,13 @@ def cross_entropy_grad(logits: Any, targets: Any, *, weight: Any = None,
     array([[-0.25 ,  0.25 ],
            [ 0.125, -0.125]])
     """
-    inp = _cross_entropy_inputs(logits, targets, weight, label_smoothing, reduction)
+    inp = _cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
+                                reduction)
     return _cross_entropy(inp, want_grad=True)[1]
 
 
 def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
+                           ignore_index: int = IGNORE_INDEX,
                            label_smoothing: float = 0.0,
                            reduction: str = "mean") -> tuple[Loss, np.ndarray]:
     r""":func:`cross_entropy` and :func:`cross_entropy_grad` from one softmax.
@@ -352,14 +346,14 @@ def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
 
     Parameters
     ----------
-    logits, targets, weight, label_smoothing, reduction
+    logits, targets, weight, ignore_index, label_smoothing, reduction
         As in :func:`cross_entropy`.
 
     Returns
     -------
-    loss : scalar or ndarray of shape (N,)
+    loss : scalar or ndarray of the targets' shape
         As :func:`cross_entropy`.
-    grad : ndarray, shape (N, M)
+    grad : ndarray, shape of ``logits``
         As :func:`cross_entropy_grad`.
 
     Examples
@@ -369,7 +363,8 @@ def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
     >>> print(f"{loss:.4f}", grad)
     0.6931 [[ 0.5 -0.5]]
     """
-    inp = _cross_entropy_inputs(logits, targets, weight, label_smoothing, reduction)
+    inp = _cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
+                                reduction)
     return _cross_entropy(inp, want_grad=True)
 
 

@@ -130,6 +130,8 @@ class CrossEntropyLoss(Loss):
     weight : array_like, shape (M,), optional
         Class weights.
     label_smoothing : float, default 0.0
+    ignore_index : int, default -100
+        Targets equal to it are skipped (as :func:`scratchnet.cross_entropy`).
 
     Notes
     -----
@@ -147,8 +149,10 @@ class CrossEntropyLoss(Loss):
 
     name = "cross_entropy"
 
-    def __init__(self, *, weight: Any = None, label_smoothing: float = 0.0) -> None:
+    def __init__(self, *, weight: Any = None, label_smoothing: float = 0.0,
+                 ignore_index: int = -100) -> None:
         self.weight, self.label_smoothing = weight, label_smoothing
+        self.ignore_index = ignore_index
 
     def loss_and_grad(self, outputs: Any, targets: Any) -> Tuple[float, np.ndarray]:
         """See :meth:`Loss.loss_and_grad`; ``targets`` are class indices (N,) or
@@ -172,7 +176,8 @@ class CrossEntropyLoss(Loss):
         array([[-0.5,  0.5]])
         """
         loss, grad = cross_entropy_and_grad(outputs, targets, weight=self.weight,
-                                            label_smoothing=self.label_smoothing)
+                                            label_smoothing=self.label_smoothing,
+                                            ignore_index=self.ignore_index)
         return float(loss), grad
 
 
@@ -288,9 +293,6 @@ class MSELoss(Loss):
         (0.25, array([[ 0.5],
                [-0.5]]))
         """
-        outputs, targets = _column(outputs, targets)
-        if outputs.ndim == 2 and outputs.shape[1] == 1:
-            targets = targets.astype(float)  # real targets, not class indices
         return float(mse_loss(outputs, targets)), mse_loss_grad(outputs, targets)
 
 

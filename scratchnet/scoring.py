@@ -53,7 +53,6 @@ from ._loss_common import (
     _scale,
 )
 from ._validation import (
-    as_class_indices,
     as_float_array,
     check_reduction,
     check_same_shape,
@@ -69,18 +68,26 @@ __all__ = ["mse_loss", "mse_loss_grad", "multi_margin_loss", "multi_margin_loss_
 
 
 def _mse_residual(outputs: Any, targets: Any, reduction: Any):
-    """(outputs - targets, reduction), with class indices one-hot encoded."""
+    """(outputs - targets, reduction), with class indices one-hot encoded.
+
+    The shapes decide, never the dtype: targets of ``outputs``' shape are
+    real targets (0/1 integers included); (N,) targets beside (N, M)
+    outputs are class indices, or for M = 1 the values of that one column.
+    """
     reduction = check_reduction(reduction)
     o = _as_batch(outputs, "outputs", two_d=False, allow_inf=False)
     t = np.asarray(targets)
-    if t.dtype.kind in "iu" and o.ndim == 2 and t.shape == (o.shape[0],):
-        t = as_class_indices(t, o.shape[1])
+    if o.ndim == 2 and t.shape == (o.shape[0],) and o.shape[1] == 1:
+        t = t.reshape(o.shape)  # one output per sample: its real targets
+    if o.ndim == 2 and t.shape == (o.shape[0],):
+        t = _class_indices(t, o, "outputs")
         residual = o.copy()
         residual[np.arange(o.shape[0]), t] -= 1.0
         return residual, reduction
     y = as_float_array(t, "targets", allow_inf=False)
     check_same_shape(o, y, "outputs", "targets")
-    return np.subtract(o, y, dtype=o.dtype), reduction
+    with np.errstate(over="ignore"):  # 1e308 - (-1e308) is inf, correctly rounded
+        return np.subtract(o, y, dtype=o.dtype), reduction
 
 
 def mse_loss(outputs: Any, targets: Any, *, reduction: str = "mean") -> Loss:
@@ -91,8 +98,10 @@ def mse_loss(outputs: Any, targets: Any, *, reduction: str = "mean") -> Loss:
     outputs : array_like, shape (N, ...)
         The model's outputs :math:`o`; finite.
     targets : array_like
-        Real targets :math:`y` of ``outputs``' shape, or, for outputs of shape
-        (N, M), integer class indices of shape (N,), compared as one-hot rows.
+        Real targets :math:`y` of ``outputs``' shape (integers too), or, for
+        outputs of shape (N, M), integer class indices of shape (N,), compared
+        as one-hot rows; for outputs of shape (N, 1), targets of shape (N,)
+        are that column's real targets.  The shapes decide, not the dtype.
     reduction : {"mean", "sum", "none"}, default "mean"
         The mean is over all elements (as in PyTorch).
 

@@ -30,7 +30,19 @@ Conventions shared by every function here:
   normalises over the whole array unless told otherwise; we do not).
 * A logit of ``-inf`` means probability exactly 0; ``+inf`` and NaN are
   rejected with a ``ValueError`` (``logsumexp`` alone returns ``+inf``).
-* float32 input gives float32 output; integer input is computed in float64.
+* An axis of length 0 is an empty sum: ``logsumexp`` gives ``-inf`` there,
+  ``softmax`` and ``log_softmax`` an empty array of the same shape (as
+  SciPy and PyTorch do).
+* float32 input gives float32 output; integer input is computed in float64;
+  float16 is rejected (too coarse: ``exp`` overflows past 11).
+
+**The dominant term.**  When one logit leads the others by 40, the sum
+:math:`\sum_j e^{x_j - m} = 1 + 4.2 \cdot 10^{-18}` rounds to 1 and its log
+to 0, although :math:`\log(1 + 4.2 \cdot 10^{-18}) = 4.2 \cdot 10^{-18}` is
+a perfectly representable loss.  So the largest term, :math:`e^0 = 1`, is
+kept out of the sum, and the log of the total is ``log1p`` of the sum of the
+*others* (the fix of SciPy's issue gh-18295): every result here keeps its
+relative precision however confident the prediction.
 """
 
 from __future__ import annotations
@@ -49,7 +61,8 @@ from ._validation import (
     unwrap,
 )
 
-__all__ = ["log_sigmoid", "log_softmax", "logsumexp", "one_hot", "sigmoid", "softmax"]
+__all__ = ["log_sigmoid", "log_softmax", "logit", "logsumexp", "one_hot", "sigmoid",
+           "softmax"]
 
 
 def _row_max(x: np.ndarray, axis: int, name: str, *, allow_posinf: bool) -> np.ndarray:
@@ -76,6 +89,22 @@ def _row_max(x: np.ndarray, axis: int, name: str, *, allow_posinf: bool) -> np.n
             )
         m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
     return m
+
+
+def _top_and_rest(e: np.ndarray, i: np.ndarray, axis: int) -> tuple:
+    r"""The sum of ``e`` along ``axis`` in two parts: its top term and the rest.
+
+    ``e = exp(x - m)`` and ``i`` (keepdims) indexes the largest ``x`` of each
+    slice, so the top term ``e[i]`` is :math:`e^0 = 1` (0 for a slice of only
+    ``-inf``, ``inf`` where ``x`` holds ``+inf``) and the log of the sum is
+    ``log1p(rest)``, which keeps :math:`\log(1 + 10^{-18})`.  Returns
+    ``(top, rest)``, keepdims; ``e`` is left as it was.
+    """
+    top = np.take_along_axis(e, i, axis=axis)
+    np.put_along_axis(e, i, 0.0, axis=axis)  # the top term out of the sum ...
+    rest = e.sum(axis=axis, keepdims=True)
+    np.put_along_axis(e, i, top, axis=axis)  # ... and back
+    return top, rest
 
 
 def _check_some_finite(total_is_zero: np.ndarray, name: str, axis: int) -> None:
@@ -114,11 +143,13 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     Notes
     -----
     The shift by the per-slice maximum :math:`m` makes the largest term
-    :math:`e^0 = 1`, so the sum lies in :math:`[1, M]` and its log is exact to
-    rounding.  A slice of only ``-inf`` gives ``-inf`` (the log of an empty
-    sum); a ``+inf`` entry gives ``+inf``.  Matches
-    ``scipy.special.logsumexp`` and ``torch.logsumexp`` on such input, except
-    that NaN is rejected.
+    :math:`e^0 = 1`; it is kept out of the sum, which is taken as
+    :math:`m + \operatorname{log1p}(\sum_{j \ne j^*} e^{x_j - m})`, so that
+    ``logsumexp([0, -40])`` is :math:`4.248 \cdot 10^{-18}`, not 0 (SciPy
+    gh-18295).  A slice of only ``-inf``, or an axis of length 0, gives
+    ``-inf`` (the log of an empty sum); a ``+inf`` entry gives ``+inf``.
+    Matches ``scipy.special.logsumexp`` and ``torch.logsumexp`` on such
+    input, except that NaN is rejected.
 
     Examples
     --------
@@ -127,17 +158,24 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     0.6931471805599...
     >>> sn.logsumexp([[0.0, -np.inf], [-np.inf, -np.inf]])
     array([  0., -inf])
+    >>> sn.logsumexp([0.0, -40.0])   # log(1 + e^-40): the sum would round to 1
+    4.248354255291589e-18
+    >>> sn.logsumexp([])
+    -inf
     """
     x = as_float_array(x, "x", check_nan=False)
     axis = normalize_axis(axis, x.ndim)
-    m = _row_max(x, axis, "x", allow_posinf=True)
-    # Where m was not finite the shift is 0: a +inf entry then gives
-    # exp(+inf) = +inf and the answer +inf, a slice of -inf gives log(0) = -inf.
-    with np.errstate(over="ignore", divide="ignore"):
-        shifted = np.subtract(x, m)
-        np.exp(shifted, out=shifted)
-        out = np.log(shifted.sum(axis=axis, keepdims=True))
-    out += m
+    if x.shape[axis] == 0:  # the log of an empty sum
+        out = np.full((*x.shape[:axis], 1, *x.shape[axis + 1:]), -np.inf, x.dtype)
+    else:
+        m = _row_max(x, axis, "x", allow_posinf=True)
+        with np.errstate(over="ignore", divide="ignore"):
+            e = np.exp(np.subtract(x, m))
+            top, rest = _top_and_rest(e, np.argmax(x, axis=axis, keepdims=True), axis)
+            # top is 1, except where m was not finite and the shift is 0:
+            # then log(top) is -inf (a slice of -inf) or +inf (a +inf entry).
+            out = np.log1p(rest) + np.log(top)
+        out += m
     if not keepdims:
         out = np.squeeze(out, axis=axis)
     return unwrap(out)
@@ -161,12 +199,16 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
 
     Notes
     -----
-    Computed as ``(x - m) - log(sum(exp(x - m)))`` with :math:`m` the maximum
-    of each slice, so it is finite wherever the logit is finite, even when
-    the probability itself underflows (``log(softmax(x))`` would give
-    ``-inf`` there).  A slice of only ``-inf`` and any ``+inf`` or NaN are
-    rejected with ``ValueError``.  :func:`scratchnet.fast.log_softmax`
-    computes the same numbers in cache-sized blocks, with less memory.
+    Computed as ``(x - m) - log1p(rest)``, with :math:`m` the maximum of each
+    slice and ``rest`` the sum of :math:`e^{x_j - m}` over all but the
+    largest entry (see :func:`logsumexp`): finite wherever the logit is
+    finite, even when the probability itself underflows (``log(softmax(x))``
+    would give ``-inf`` there), never above 0, and exact to rounding for the
+    leading class (``log_softmax([0, -20, -20])[0]`` is
+    :math:`-4.12 \cdot 10^{-9}`).  A slice of only ``-inf`` and any ``+inf``
+    or NaN are rejected with ``ValueError``; an axis of length 0 gives an
+    empty array.  :func:`scratchnet.fast.log_softmax` computes the same
+    numbers in cache-sized blocks, with less memory.
 
     Examples
     --------
@@ -178,12 +220,15 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     """
     x = as_float_array(x, "x", check_nan=False)
     axis = normalize_axis(axis, x.ndim)
+    if x.shape[axis] == 0:
+        return np.empty(x.shape, x.dtype)
     m = _row_max(x, axis, "x", allow_posinf=False)
     with np.errstate(over="ignore"):
         shifted = np.subtract(x, m)  # the largest logit of each slice is now 0
-    total = np.exp(shifted).sum(axis=axis, keepdims=True)  # in [1, M]
-    _check_some_finite(total == 0, "x", axis)
-    return shifted - np.log(total)
+    i = np.argmax(x, axis=axis, keepdims=True)  # the largest logit: e^0 = 1
+    top, rest = _top_and_rest(np.exp(shifted), i, axis)
+    _check_some_finite(top == 0, "x", axis)
+    return shifted - np.log1p(rest)
 
 
 def softmax(x: Any, axis: int = -1) -> np.ndarray:
@@ -208,7 +253,8 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
     it is computed: :math:`e^{x_i - m} / \sum_j e^{x_j - m}` with :math:`m`
     the slice maximum, so logits of magnitude 1e300 are fine.  One temporary
     of ``x``'s size.  A slice of only ``-inf`` and any ``+inf`` or NaN are
-    rejected with ``ValueError``.
+    rejected with ``ValueError``; an axis of length 0 gives an empty array
+    (as ``torch.softmax``).
 
     Examples
     --------
@@ -221,6 +267,8 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
     """
     x = as_float_array(x, "x", check_nan=False)
     axis = normalize_axis(axis, x.ndim)
+    if x.shape[axis] == 0:
+        return np.empty(x.shape, x.dtype)
     m = _row_max(x, axis, "x", allow_posinf=False)
     with np.errstate(over="ignore"):
         e = np.subtract(x, m)
@@ -299,15 +347,77 @@ def log_sigmoid(x: Any) -> np.ndarray:
     return unwrap(out)
 
 
-def one_hot(targets: Any, num_classes: int) -> np.ndarray:
+def logit(p: Any) -> np.ndarray:
+    r"""The inverse of the sigmoid: :math:`\operatorname{logit}(p) = \log(p / (1 - p))`.
+
+    Parameters
+    ----------
+    p : array_like
+        Probabilities in :math:`[0, 1]`, any shape.
+
+    Returns
+    -------
+    ndarray (or scalar for scalar input)
+        The log-odds, same shape as ``p``: ``-inf`` at 0, ``+inf`` at 1;
+        float32 stays float32.
+
+    Notes
+    -----
+    :math:`\sigma(\operatorname{logit}(p)) = p`: the score a binary
+    classifier must output for the probability :math:`p`.  Computed as
+    :math:`\log p - \operatorname{log1p}(-p)`, and near :math:`p = 1/2`,
+    where that difference cancels, as :math:`\operatorname{log1p}(s) -
+    \operatorname{log1p}(-s)` with :math:`s = 2p - 1` (exact), so every result
+    keeps its relative precision (as ``scipy.special.logit``).  Values
+    outside :math:`[0, 1]` and NaN raise ``ValueError`` (SciPy returns NaN).
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.logit([0.0, 0.5, 0.75, 1.0])
+    array([      -inf, 0.        , 1.09861229,        inf])
+    >>> float(sn.sigmoid(sn.logit(0.3)))
+    0.3
+    """
+    p = as_float_array(p, "p")
+    outside = (p < 0) | (p > 1)
+    if outside.any():
+        raise ValueError(f"p must be probabilities in [0, 1]; got "
+                         f"{p[outside].flat[0]:g}{_where(outside)}")
+    s = 2 * p - 1  # exact for p in [1/4, 1]
+    with np.errstate(divide="ignore"):
+        far = np.log(p) - np.log1p(-p)
+        near = np.log1p(s) - np.log1p(-s)
+    return unwrap(np.where(np.abs(s) < 0.5, near, far))
+
+
+def _inferred_count(targets: Any) -> int:
+    """One more than the largest of the integer ``targets`` (non-empty, >= 0)."""
+    t = np.asarray(targets)
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"targets must be integer class indices; got dtype {t.dtype}")
+    if t.size == 0:
+        raise ValueError("targets is empty, so the number of classes cannot be "
+                         "inferred; pass num_classes")
+    negative = t < 0
+    if negative.any():
+        raise ValueError(f"targets must be class indices >= 0; got "
+                         f"{t[negative].flat[0]}{_where(negative)}")
+    return int(t.max()) + 1
+
+
+def one_hot(targets: Any, num_classes: int | None = None) -> np.ndarray:
     r"""Encode class indices as one-hot rows: ``out[..., c] = 1``, 0 elsewhere.
 
     Parameters
     ----------
     targets : array_like of int, shape (...)
         Class indices in ``[0, num_classes)``.
-    num_classes : int
-        :math:`M`, the number of classes (at least 1).
+    num_classes : int, optional
+        :math:`M`, the number of classes (at least 1).  By default one more
+        than the largest target, as ``torch.nn.functional.one_hot`` does
+        (which cannot know about classes above it: pass ``num_classes``
+        when the batch may miss the last class).
 
     Returns
     -------
@@ -322,7 +432,12 @@ def one_hot(targets: Any, num_classes: int) -> np.ndarray:
     >>> sn.one_hot([0, 2], num_classes=3)
     array([[1., 0., 0.],
            [0., 0., 1.]])
+    >>> sn.one_hot([1, 0])   # two classes, inferred
+    array([[0., 1.],
+           [1., 0.]])
     """
+    if num_classes is None:
+        num_classes = _inferred_count(targets)
     num_classes = check_positive_int(num_classes, "num_classes")
     targets = as_class_indices(targets, num_classes)
     out = np.zeros((*targets.shape, num_classes))

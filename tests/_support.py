@@ -9,6 +9,7 @@ CHAPTERS = [
     "_validation",
     "softmax",
     "_loss_common",
+    "_loss_layout",
     "losses",
     "scoring",
     "objectives",

@@ -184,3 +184,33 @@ def test_relu_backward_passes_zero_at_inactive_units_whatever_dout_holds():
     _, cache = layers.relu_forward([-1.0, 2.0, 0.0])
     np.testing.assert_array_equal(layers.relu_backward([np.nan, 3.0, np.inf], cache),
                                   [0.0, 3.0, 0.0])
+
+
+# --- edge cases: the kink, NaN from upstream, 0-d input ---------------------------
+
+
+def test_relu_backward_at_exactly_zero_passes_nothing():
+    """The derivative at the kink is 0 (PyTorch's convention): x = 0 is inactive."""
+    _, cache = layers.relu_forward([0.0, -0.0, 5e-324, -5e-324])
+    np.testing.assert_array_equal(layers.relu_backward([1.0, 1.0, 1.0, 1.0], cache),
+                                  [0.0, 0.0, 1.0, 0.0])
+
+
+def test_relu_backward_passes_nan_only_through_active_units():
+    """As torch's threshold_backward: 0 at inactive units whatever dout holds."""
+    _, cache = layers.relu_forward([-1.0, 0.0, 2.0, 3.0])
+    got = layers.relu_backward([np.nan, np.inf, np.nan, -np.inf], cache)
+    np.testing.assert_array_equal(got, [0.0, 0.0, np.nan, -np.inf])
+
+
+@pytest.mark.parametrize("name", ["relu", "tanh"])
+@pytest.mark.parametrize("x", [np.float64(0.5), np.array(-2.0), 3.0])
+def test_a_0d_input_round_trips_through_the_elementwise_pairs(name, x):
+    forward = getattr(layers, f"{name}_forward")
+    backward = getattr(layers, f"{name}_backward")
+    out, cache = forward(x)
+    assert isinstance(out, np.ndarray) and out.shape == ()
+    dx = backward(np.array(2.0), cache)
+    assert isinstance(dx, np.ndarray) and dx.shape == ()
+    slope = float(x > 0) if name == "relu" else 1 - np.tanh(float(x)) ** 2
+    assert float(dx) == pytest.approx(2.0 * slope, rel=1e-15, abs=0)

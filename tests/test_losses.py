@@ -445,15 +445,15 @@ def test_cross_entropy_rejects_bad_targets_and_options(func, targets, kwargs, er
         ([[0.0, np.nan, 1.0], [0, 0, 0]], r"logits must not contain NaN; got NaN at index \(0, 1\)"),
         ([[0.0, np.inf, 1.0], [0, 0, 0]], r"logits must not contain \+inf"),
         ([[0.0, 1.0, 1.0], [-np.inf] * 3], "logits has a slice along axis 1 where every entry is -inf"),
-        ([0.0, 1.0, 2.0], r"logits must be a 2-D array of shape \(N, M\).*got shape \(3,\)"),
-        (np.zeros((2, 3, 1)), r"logits must be a 2-D array of shape \(N, M\).*got shape \(2, 3, 1\)"),
+        (5.0, r"logits must have a class axis: shape \(C,\), \(N, C\) or \(N, C, d1, ...\); got a scalar"),
+        (np.zeros((2, 3, 1)), r"targets must hold one class index per element of logits \(2, 3, 1\) without its class axis 1, shape \(2, 1\); got shape \(2,\)"),
         (np.zeros((0, 3)), r"logits must hold at least one sample.*got shape \(0, 3\)"),
     ],
 )
 def test_cross_entropy_rejects_bad_logits(func, logits, match):
     targets = [0, 1] if np.shape(logits)[:1] == (2,) else np.zeros(0, int)
-    if np.ndim(logits) == 1:
-        targets = [0]
+    if np.ndim(logits) == 0:
+        targets = 0
     with pytest.raises(ValueError, match=match):
         func(logits, targets)
 
@@ -463,14 +463,15 @@ def test_cross_entropy_rejects_bad_logits(func, logits, match):
     "log_probs, targets, kwargs, match",
     [
         ([[-0.5, np.nan]], [0], {}, r"log_probs must not contain NaN; got NaN at index \(0, 1\)"),
-        ([[2.0, -1.0]], [0], {}, r"log_probs must be log-probabilities \(<= 0\); got 2"),
+        ([[2.0, -1.0]], [0], {}, r"log_probs must be log-probabilities \(<= 0, .*; got 2 at"),
         ([[-0.5, -1.0]], [2], {}, r"targets must be integers in \[0, 2\); got 2"),
         ([[-0.5, -1.0]], [0, 1], {}, r"targets must hold one class index per row of log_probs"),
         ([[-0.5, -1.0]], [0], {"weight": [1.0]}, r"weight must hold one number per class"),
         ([[-0.5, -1.0]], [0], {"weight": [0.0, 1.0]}, "weight gives every target class weight 0"),
         ([[-0.5, -1.0]], [0], {"reduction": "max"}, "reduction must be one of"),
         (np.zeros((0, 2)), np.zeros(0, int), {}, "log_probs must hold at least one sample"),
-        ([-0.5, -1.0], [0], {}, r"log_probs must be a 2-D array of shape \(N, M\)"),
+        ([-0.5, -1.0], [0], {}, r"log_probs of shape \(2,\) holds one sample's class scores \(unbatched\), whose target is a single class index; got targets of shape \(1,\)"),
+        ([[-0.5, -1.0]], [-100], {}, r"every target is ignore_index=-100, so reduction='mean' is 0/0 \(PyTorch returns nan\)"),
     ],
 )
 def test_nll_loss_rejects_bad_input(func, log_probs, targets, kwargs, match):
@@ -499,3 +500,130 @@ BCE_FUNCS = [sn.binary_cross_entropy_with_logits, sn.binary_cross_entropy_with_l
 def test_binary_cross_entropy_rejects_bad_input(func, logits, targets, kwargs, match):
     with pytest.raises(ValueError, match=match):
         func(logits, targets, **kwargs)
+
+
+# ---- log-probabilities just above 0, float16 ---------------------------------------
+
+
+def test_nll_loss_counts_log_probabilities_up_to_1e_6_as_zero_and_rejects_above():
+    """A probability of 1 off by rounding (log q <= 1e-6) costs 0, never less."""
+    for lp in (1e-6, 5e-7, 1e-300, 0.0):
+        loss = sn.nll_loss([[lp, -np.inf]], [0])
+        assert loss == 0.0 and not np.signbit(loss)
+        assert (sn.nll_loss([[lp, -np.inf]], [0], reduction="none") >= 0).all()
+    np.testing.assert_array_equal(sn.nll_loss_grad([[1e-6, -np.inf]], [0]), [[-1.0, 0.0]])
+    for lp in (1.0000001e-6, 2e-6):
+        with pytest.raises(ValueError, match=r"log_probs must be log-probabilities \(<= 0, "
+                                             r"or up to 1e-06.*; got (1\.0000001|2)e-06 at"):
+            sn.nll_loss([[lp, -np.inf]], [0])
+
+
+@pytest.mark.parametrize("func", [sn.cross_entropy, sn.nll_loss,
+                                  sn.binary_cross_entropy_with_logits])
+def test_float16_losses_are_rejected_with_the_fix(func):
+    x = np.zeros((2, 2), np.float16)
+    targets = np.zeros((2, 2)) if func is sn.binary_cross_entropy_with_logits else [0, 1]
+    with pytest.raises(TypeError, match=r"must be float32 or float64; got float16"):
+        func(x, targets)
+
+
+def test_the_mean_of_finite_losses_does_not_overflow():
+    assert sn.binary_cross_entropy_with_logits([1e308, -1e308], [0, 1]) == 1e308
+    assert sn.cross_entropy([[1e308, 0.0], [0.0, 1e308]], [1, 0]) == 1e308
+    assert sn.cross_entropy([[1e308, 0.0], [0.0, 1e308]], [1, 0], reduction="sum") == np.inf
+
+
+def test_ignore_index_must_be_an_integer():
+    for func in (sn.nll_loss, sn.cross_entropy):
+        with pytest.raises(TypeError, match=r"ignore_index must be an integer; got 0\.5"):
+            func([[-0.5, -1.0]], [0], ignore_index=0.5)
+
+
+# ---- PyTorch's layouts, ignore_index and the messages for its habits ---------------
+
+
+def _ce_rows(x, t):
+    """Per-element cross-entropy written directly: logsumexp - the target logit."""
+    top = x.max(axis=-1, keepdims=True)
+    lse = top[..., 0] + np.log(np.exp(x - top).sum(axis=-1))
+    return lse - np.take_along_axis(x, t[..., None], axis=-1)[..., 0]
+
+
+def test_unbatched_logits_take_a_scalar_target():
+    x = np.array([-1.0, -3.0, 4.0])
+    expected = _ce_rows(x[None], np.array([0]))[0]
+    assert sn.cross_entropy(x, 0) == pytest.approx(expected, rel=1e-15)
+    assert np.shape(sn.cross_entropy(x, 0, reduction="none")) == ()
+    q = np.exp(x) / np.exp(x).sum()
+    np.testing.assert_allclose(sn.cross_entropy_grad(x, 0), q - [1, 0, 0], rtol=1e-15)
+    np.testing.assert_allclose(sn.nll_loss_grad(np.log(q), 2), [0, 0, -1.0])
+
+
+def test_a_class_per_position_is_a_batch_of_rows_with_class_axis_1():
+    rng = np.random.default_rng(3)
+    x, t = rng.normal(size=(2, 4, 3, 5)), rng.integers(0, 4, size=(2, 3, 5))
+    rows = np.moveaxis(x, 1, -1)  # (2, 3, 5, 4): classes last
+    per_element = _ce_rows(rows, t)
+    np.testing.assert_allclose(sn.cross_entropy(x, t, reduction="none"), per_element,
+                               rtol=1e-14)
+    assert sn.cross_entropy(x, t) == pytest.approx(per_element.mean(), rel=1e-14)
+    q = np.exp(rows) / np.exp(rows).sum(axis=-1, keepdims=True)
+    expected = np.moveaxis(q - np.eye(4)[t], -1, 1) / t.size
+    np.testing.assert_allclose(sn.cross_entropy_grad(x, t), expected, rtol=1e-13, atol=0)
+
+
+def test_ignore_index_skips_elements_in_loss_gradient_and_mean():
+    x = np.array([[2.0, 0.0, 1.0], [0.0, 3.0, 0.0], [1.0, 1.0, 5.0]])
+    kept = _ce_rows(x[[0, 2]], np.array([0, 2]))
+    assert sn.cross_entropy(x, [0, -100, 2]) == pytest.approx(kept.mean(), rel=1e-15)
+    np.testing.assert_allclose(sn.cross_entropy(x, [0, -100, 2], reduction="none"),
+                               [kept[0], 0.0, kept[1]], rtol=1e-15)
+    grad = sn.cross_entropy_grad(x, [0, -100, 2], label_smoothing=0.3)
+    np.testing.assert_array_equal(grad[1], 0.0)
+    # an ignore_index that is a real class: targets of class 1 are skipped
+    assert sn.cross_entropy(x, [0, 1, 2], ignore_index=1) == pytest.approx(kept.mean(),
+                                                                            rel=1e-15)
+    # weights: the weighted mean over the kept elements only
+    w = np.array([2.0, 7.0, 0.5])
+    expected = (2.0 * kept[0] + 0.5 * kept[1]) / 2.5
+    assert sn.cross_entropy(x, [0, -100, 2], weight=w) == pytest.approx(expected, rel=1e-15)
+    lp = sn.log_softmax(x)
+    assert sn.nll_loss(lp, [0, -100, 2], weight=w) == pytest.approx(expected, rel=1e-15)
+    assert sn.cross_entropy(x, [-100, -100, -100], reduction="sum") == 0.0
+
+
+def test_a_batch_of_only_ignored_targets_has_no_mean():
+    for func in (sn.cross_entropy, sn.cross_entropy_grad, sn.nll_loss, sn.nll_loss_grad):
+        with pytest.raises(ValueError, match=r"every target is ignore_index=-100, so "
+                                             r"reduction='mean' is 0/0 \(PyTorch returns nan\)"):
+            func([[-1.0, -0.5]], [-100])
+
+
+@pytest.mark.parametrize("logits, targets, match", [
+    (np.zeros((3, 5)), [0, 1, 2, 0, 1],
+     r"logits must have the class axis as axis 1, shape \(N, C\) with N = 5 targets; got "
+     r"shape \(3, 5\), which looks transposed, \(C, N\): pass logits\.T"),
+    (np.zeros((2, 4, 3)), np.zeros((2, 4), int),
+     r"looks like classes on the last axis: pass np\.moveaxis\(logits, -1, 1\)"),
+    (np.zeros((4, 1)), [0, 1, 1, 0],
+     r"targets must be integers in \[0, 1\); got 1 at index 1 \(logits has one class "
+     r"column.*use binary_cross_entropy_with_logits, loss='binary_cross_entropy'\)"),
+    (np.zeros(4), [0, 1, 1, 0],
+     r"logits of shape \(4,\) holds one sample's class scores \(unbatched\).*for one "
+     r"score per sample use binary_cross_entropy_with_logits"),
+    (np.zeros((2, 3)), np.array([[0, 1, 0], [1, 0, 0]]),
+     r"targets must be class indices of shape \(2,\) or class probabilities \(floats\)"),
+    (np.zeros((2, 3, 4)), np.zeros((2, 5), int),
+     r"targets must hold one class index per element of logits \(2, 3, 4\) without its "
+     r"class axis 1, shape \(2, 4\); got shape \(2, 5\)"),
+])
+def test_messages_point_pytorch_slips_to_their_fix(logits, targets, match):
+    for func in (sn.cross_entropy, sn.cross_entropy_grad):
+        with pytest.raises(ValueError, match=match):
+            func(logits, targets)
+
+
+def test_a_transposed_looking_batch_that_cannot_be_one_is_blamed_on_the_targets():
+    """(2, 3) logits with targets [0, 1, 2]: transposed, class 2 would not exist."""
+    with pytest.raises(ValueError, match=r"targets must hold one class index per row"):
+        sn.cross_entropy(np.zeros((2, 3)), [0, 1, 2])

@@ -498,3 +498,30 @@ def test_mse_rejects_bad_input(func, outputs, targets, kwargs, error, match):
 def test_hinge_rejects_bad_input(func, logits, targets, kwargs, error, match):
     with pytest.raises(error, match=match):
         func(logits, targets, **kwargs)
+
+
+def test_squared_error_decides_targets_by_shape_not_dtype():
+    """(N, 1) outputs beside (N,) 0/1 integers: real targets of the one column."""
+    o = np.array([[0.25], [0.5], [1.0]])
+    for t in (np.array([0, 1, 1]), np.array([[0], [1], [1]]), [0.0, 1.0, 1.0]):
+        assert sn.mse_loss(o, t) == pytest.approx((0.0625 + 0.25 + 0) / 3, rel=1e-15)
+        np.testing.assert_allclose(sn.mse_loss_grad(o, t), 2 * (o - [[0], [1], [1]]) / 3,
+                                   rtol=1e-15)
+    # integer targets of the outputs' shape are real targets too
+    assert sn.mse_loss(np.array([[0.5, 0.5]]), np.array([[1, 0]])) == 0.25
+    # (N,) beside (N, M >= 2): class indices, and they must be integers
+    with pytest.raises(TypeError, match="targets must be integer class indices"):
+        sn.mse_loss(np.zeros((2, 3)), [0.0, 1.0])
+
+
+def test_squared_error_overflows_to_inf_without_a_warning():
+    assert sn.mse_loss([1e308, -1e308], [-1e308, 1e308]) == np.inf
+    np.testing.assert_array_equal(sn.mse_loss_grad([1e308], [-1e308], reduction="sum"),
+                                  [np.inf])
+
+
+def test_transposed_logits_get_the_fix_in_the_message():
+    for func in (sn.multi_margin_loss, sn.multi_margin_loss_grad):
+        with pytest.raises(ValueError, match=r"shape \(3,\); got shape \(5,\) \(if logits is "
+                                             r"\(M, N\), transposed, pass logits\.T"):
+            func(np.zeros((3, 5)), [0, 1, 2, 0, 1])

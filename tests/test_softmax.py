@@ -2,6 +2,7 @@
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given
@@ -126,8 +127,8 @@ def test_sigmoid_and_log_sigmoid_extremes_without_warnings():
         sn.log_sigmoid(x), [-np.inf, -1e300, -1e4, -math.log(2), 0, 0, 0]
     )
     # Tiny probabilities keep full relative precision.
-    assert sn.sigmoid(-700.0) == pytest.approx(math.exp(-700), rel=1e-14)
-    assert sn.log_sigmoid(40.0) == pytest.approx(-math.exp(-40), rel=1e-14)
+    assert sn.sigmoid(-700.0) == pytest.approx(math.exp(-700), rel=1e-14, abs=0)
+    assert sn.log_sigmoid(40.0) == pytest.approx(-math.exp(-40), rel=1e-14, abs=0)
 
 
 # ---------------------------------------------------------------- dtypes, axes
@@ -234,6 +235,17 @@ def test_one_hot_rows():
     assert sn.one_hot(np.array([], dtype=int), 4).shape == (0, 4)
 
 
+def test_one_hot_infers_the_number_of_classes_as_torch():
+    np.testing.assert_array_equal(sn.one_hot([2, 0]), np.eye(3)[[2, 0]])
+    assert sn.one_hot(np.array([[0], [4]])).shape == (2, 1, 5)
+    with pytest.raises(ValueError, match=r"targets is empty.*pass num_classes"):
+        sn.one_hot(np.array([], dtype=int))
+    with pytest.raises(ValueError, match="targets must be class indices >= 0; got -1"):
+        sn.one_hot([0, -1])
+    with pytest.raises(TypeError, match="targets must be integer class indices"):
+        sn.one_hot([0.0, 1.0])
+
+
 def test_one_hot_rejects_bad_targets():
     with pytest.raises(ValueError, match=r"targets must be integers in \[0, 3\); got 3"):
         sn.one_hot([0, 3], 3)
@@ -277,10 +289,81 @@ def test_non_numeric_input_is_rejected(func, bad):
         func(bad)
 
 
-@pytest.mark.parametrize("func", [sn.softmax, sn.log_softmax, sn.logsumexp])
-def test_an_empty_class_axis_is_rejected(func):
-    with pytest.raises(ValueError, match=r"x must have at least one entry along axis 1"):
-        func(np.zeros((2, 0)))
+@pytest.mark.parametrize("func", [sn.softmax, sn.log_softmax])
+@pytest.mark.parametrize("shape, axis", [((2, 0), 1), ((2, 0), 0), ((0, 3), 1), ((0,), 0)])
+def test_an_empty_axis_gives_an_empty_array_of_the_same_shape(func, shape, axis):
+    """As torch.softmax / torch.log_softmax: nothing to normalise, nothing returned."""
+    for dtype in (np.float64, np.float32):
+        out = func(np.zeros(shape, dtype), axis=axis)
+        assert out.shape == shape and out.dtype == dtype
+
+
+def test_logsumexp_of_an_empty_axis_is_minus_infinity():
+    """The log of an empty sum, as scipy.special.logsumexp and torch.logsumexp."""
+    assert sn.logsumexp([]) == -np.inf
+    np.testing.assert_array_equal(sn.logsumexp(np.zeros((3, 0))), [-np.inf] * 3)
+    assert sn.logsumexp(np.zeros((3, 0)), keepdims=True).shape == (3, 1)
+    assert sn.logsumexp(np.zeros((0, 3))).shape == (0,)
+
+
+# ------------------------------------------------------------ the dominant term
+
+
+def test_the_dominant_term_keeps_its_relative_precision():
+    """log(1 + e^-40) is 4.248e-18, not the 0 that summing first would give."""
+    assert sn.logsumexp([0.0, -40.0]) == pytest.approx(math.log1p(math.exp(-40)),
+                                                       rel=1e-15, abs=0)
+    assert sn.logsumexp([-40.0, 0.0, -np.inf]) == pytest.approx(4.248354255291589e-18,
+                                                                rel=1e-15, abs=0)
+    assert sn.log_softmax([0.0, -20.0, -20.0])[0] == pytest.approx(
+        -math.log1p(2 * math.exp(-20)), rel=1e-15, abs=0)
+    # float32: e^-20 = 2.06e-9 survives as itself, not as 1 + 2e-9 = 1
+    got = sn.log_softmax(np.array([20.0, 0.0], np.float32))[0]
+    assert got.dtype == np.float32
+    assert float(got) == pytest.approx(-math.log1p(math.exp(-20)), rel=1e-6, abs=0)
+    # ties: both leaders count, neither is lost
+    assert sn.logsumexp([3.0, 3.0, -40.0]) == pytest.approx(
+        3 + math.log(2 + math.exp(-43)), rel=1e-15)
+
+
+def test_log_softmax_is_never_positive():
+    x = np.random.default_rng(1).normal(scale=1e-12, size=(200, 3))
+    assert (sn.log_softmax(x) <= 0).all()
+    assert (sn.log_softmax(np.array([[0.0, -1e-300, -40.0]])) < 0).all()
+
+
+# ---------------------------------------------------------------- logit
+
+
+def test_logit_inverts_the_sigmoid_with_relative_precision():
+    p = np.array([1e-300, 1e-10, 0.25, 0.3, 0.5 - 1e-12, 0.5, 0.5 + 1e-12, 0.7,
+                  0.9, 1 - 1e-12])
+    with mpmath.workdps(40):
+        expected = [float(mpmath.log(mpmath.mpf(v) / (1 - mpmath.mpf(v)))) for v in p]
+    np.testing.assert_allclose(sn.logit(p), expected, rtol=2e-15, atol=0)
+    np.testing.assert_allclose(sn.sigmoid(sn.logit(p)), p, rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(sn.logit([0.0, 1.0]), [-np.inf, np.inf])
+    assert sn.logit(np.float32(0.25)).dtype == np.float32
+    assert sn.logit(0.5) == 0.0
+
+
+@pytest.mark.parametrize("bad, shown", [([0.5, 1.5], "1.5 at index 1"), ([-0.1], "-0.1")])
+def test_logit_rejects_what_is_not_a_probability(bad, shown):
+    with pytest.raises(ValueError, match=rf"p must be probabilities in \[0, 1\]; got {shown}"):
+        sn.logit(bad)
+    with pytest.raises(ValueError, match="p must not contain NaN"):
+        sn.logit([np.nan])
+
+
+# ---------------------------------------------------------------- float16
+
+
+@pytest.mark.parametrize("func", [sn.softmax, sn.log_softmax, sn.logsumexp, sn.sigmoid,
+                                  sn.log_sigmoid])
+def test_float16_is_rejected_with_the_fix(func):
+    with pytest.raises(TypeError, match=r"x must be float32 or float64; got float16.*"
+                                        r"x\.astype\(np\.float32\)"):
+        func(np.array([1.0, 2.0], np.float16))
 
 
 @pytest.mark.parametrize("shape", [(40001, 3), (70000, 1), (3, 70000)])
