@@ -16,6 +16,7 @@ CHAPTERS = [
     "information",
     "units",
     "_quadrature",
+    "_mixture",
     "bayes",
     "gaussian",
     "tasks",
