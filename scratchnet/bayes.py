@@ -165,7 +165,8 @@ class BayesFloor:
             distance from the origin); "quadrature" raises ``ValueError``
             where there is no rule; "monte_carlo" samples anyway.
         return_stderr : bool, default False
-            Return an :class:`Estimate` ``(value, stderr)`` instead of a float.
+            Return an :class:`~scratchnet.bayes.Estimate` ``(value, stderr)``
+            instead of a float.
         n_samples : int, default 100000
             Monte Carlo sample size (>= 2); unused by a quadrature.
         rng : numpy.random.Generator or int seed, optional
@@ -175,7 +176,7 @@ class BayesFloor:
 
         Returns
         -------
-        float, or Estimate if ``return_stderr``
+        float, or :class:`~scratchnet.bayes.Estimate` if ``return_stderr``
             The estimate and, if asked, its Monte Carlo standard error
             (0.0 for a quadrature, whose error is below 1e-10 and not
             random).
@@ -213,7 +214,7 @@ class BayesFloor:
 
         Returns
         -------
-        float, or Estimate if ``return_stderr``
+        float, or :class:`~scratchnet.bayes.Estimate` if ``return_stderr``
             A probability in :math:`[1/M, 1]`.
 
         Notes
@@ -260,7 +261,7 @@ class BayesFloor:
 
         Returns
         -------
-        float, or Estimate if ``return_stderr``
+        float, or :class:`~scratchnet.bayes.Estimate` if ``return_stderr``
             In nats; 0 for the posterior itself, ``inf`` if :math:`q = 0`
             somewhere :math:`P(c \mid x) > 0` (no warning).
 
@@ -315,7 +316,7 @@ class BayesFloor:
 
         Returns
         -------
-        float, or Estimate if ``return_stderr``
+        float, or :class:`~scratchnet.bayes.Estimate` if ``return_stderr``
             In nats, at least :meth:`bayes_loss`.
 
         Notes
