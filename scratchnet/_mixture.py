@@ -63,19 +63,27 @@ def _log_joint_minus_best(x: np.ndarray, l_inv: np.ndarray, l_inv_mu: np.ndarray
     s * s at the end, so nothing overflows on the way.  The factors take
     (rows, M, D) memory, so the rows go ``_BLOCK / (M D)`` at a time.
 
-    r is found by climbing: start from class 0, move to the class with the
-    largest difference, and repeat while one is positive.  Each step moves
-    to a more probable class, so there are at most M - 1; usually one, more
-    only in near-ties or where differences overflowed to +inf.
+    r is found by climbing: start from a cheap guess (the best class if the
+    classes were isotropic, from Euclidean distances), move to the class
+    with the largest difference, and repeat while one is positive.  Each
+    step moves to a more probable class, so there are at most M - 1; none
+    for isotropic classes, more only in near-ties or where differences
+    overflowed to +inf.
     """
     m, d = l_inv_mu.shape
     out, ref = np.empty((len(x), m)), np.zeros(len(x), dtype=np.intp)
+    mu = np.linalg.solve(l_inv, l_inv_mu[..., None])[..., 0]          # (M, D)
+    precision = np.einsum("mij,mij->m", l_inv, l_inv) / d       # isotropic guess
     step = max(1, _BLOCK // (m * d))
     for start in range(0, len(x), step):
         rows = slice(start, start + step)
         s = _pow2_scale(x[rows])
         y = x[rows] / s[:, None]
         best, delta = ref[rows], out[rows]           # views: filled in place
+        with np.errstate(all="ignore"):   # only a guess: overflow or NaN is harmless
+            dist = (x[rows] ** 2).sum(axis=1)[:, None] - 2 * x[rows] @ mu.T
+            best[:] = (log_const - 0.5 * precision * (dist + (mu**2).sum(axis=1))
+                       ).argmax(axis=1)
         delta[:] = _log_joint_minus(best, y, s, l_inv, l_inv_mu, log_const)
         for _ in range(m):
             climb = np.flatnonzero(delta.max(axis=1) > 0)
@@ -98,11 +106,12 @@ def _log_joint_minus(ref: np.ndarray, y: np.ndarray, s: np.ndarray, a: np.ndarra
     """
     (n, d), m = y.shape, len(log_const)
     out = np.empty((n, m))
-    counts = np.bincount(ref, minlength=m)
+    by_ref = np.argsort(ref, kind="stable")                  # the groups, one run each
+    ends = np.searchsorted(ref[by_ref], np.arange(m + 1))
     ys = np.concatenate([y, 1.0 / s[:, None]], axis=1)            # (n, D + 1)
     with np.errstate(over="ignore", invalid="ignore"):
-        for r in np.flatnonzero(counts):
-            rows = slice(None) if counts[r] == n else ref == r
+        for r in np.flatnonzero(np.diff(ends)):
+            rows = by_ref[ends[r]:ends[r + 1]]
             diff, total = ((ys[rows] @ _stacked(a - sign * a[r], b - sign * b[r])
                             ).reshape(-1, m, d) for sign in (1.0, -1.0))  # (rows, M, D)
             delta = np.einsum("nci,nci->nc", diff, total) * s[rows, None]
