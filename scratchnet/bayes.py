@@ -60,6 +60,7 @@ from .information import cross_entropy, kl_divergence
 __all__ = ["BayesFloor", "Estimate"]
 
 _MC_SAMPLES = 100_000   # default Monte Carlo sample size (models without a rule)
+_MC_ENTRIES = 2**22     # ... fewer for many classes: samples x classes at most this
 _METHODS = ("auto", "quadrature", "monte_carlo")
 
 
@@ -148,7 +149,7 @@ class BayesFloor:
 
     def bayes_loss(
         self, *, method: str = "auto", return_stderr: bool = False,
-        n_samples: int = _MC_SAMPLES, rng: Any = None,
+        n_samples: int | None = None, rng: Any = None,
     ) -> float | Estimate:
         r"""The Bayes loss :math:`H(C \mid X) = \mathbb{E}_x H(P(C \mid x))`, in nats.
 
@@ -167,8 +168,11 @@ class BayesFloor:
         return_stderr : bool, default False
             Return an :class:`~scratchnet.bayes.Estimate` ``(value, stderr)``
             instead of a float.
-        n_samples : int, default 100000
-            Monte Carlo sample size (>= 2); unused by a quadrature.
+        n_samples : int, optional
+            Monte Carlo sample size (>= 2); unused by a quadrature.  By
+            default 100,000, fewer for a model with ``num_classes`` M > 41
+            (:math:`2^{22} / M`, at least 1,000), so that the posterior
+            cached at the sample stays near 32 MiB.
         rng : numpy.random.Generator or int seed, optional
             Used only for Monte Carlo; None uses a fixed seed (0) and caches
             the sample, so repeated calls (and different models) see the same
@@ -203,7 +207,7 @@ class BayesFloor:
 
     def bayes_accuracy(
         self, *, method: str = "auto", return_stderr: bool = False,
-        n_samples: int = _MC_SAMPLES, rng: Any = None,
+        n_samples: int | None = None, rng: Any = None,
     ) -> float | Estimate:
         r"""Accuracy of the Bayes classifier, :math:`\mathbb{E}_x \max_c P(c \mid x)`.
 
@@ -243,7 +247,7 @@ class BayesFloor:
 
     def expected_kl(
         self, model: Any, *, log_probs: bool = False, method: str = "auto",
-        return_stderr: bool = False, n_samples: int = _MC_SAMPLES, rng: Any = None,
+        return_stderr: bool = False, n_samples: int | None = None, rng: Any = None,
     ) -> float | Estimate:
         r"""How far a model is from the posterior: the expected KL divergence.
 
@@ -299,7 +303,7 @@ class BayesFloor:
 
     def population_loss(
         self, model: Any, *, log_probs: bool = False, method: str = "auto",
-        return_stderr: bool = False, n_samples: int = _MC_SAMPLES, rng: Any = None,
+        return_stderr: bool = False, n_samples: int | None = None, rng: Any = None,
     ) -> float | Estimate:
         r"""The expected cross-entropy :math:`\mathbb{E}_{(x, c)}[-\log q(c \mid x)]`.
 
@@ -370,6 +374,9 @@ class BayesFloor:
                     f"{type(self).__name__}: it has no quadrature rule or the grid "
                     "would be too large (for GaussianClasses: D >= 3, or more than "
                     "250,000 nodes); use method='auto' or 'monte_carlo'")
+        if n_samples is None:
+            n_samples = max(1_000, min(_MC_SAMPLES,
+                                       _MC_ENTRIES // getattr(self, "num_classes", 1)))
         n_samples = check_positive_int(n_samples, "n_samples", minimum=2)
         if rng is not None:
             return self._posterior_at(self.sample(n_samples, rng)[0])

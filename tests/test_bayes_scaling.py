@@ -231,3 +231,24 @@ def test_estimate_and_method_arguments():
         task.bayes_accuracy(method=None)
     with pytest.raises(ValueError, match="n_samples must be an integer >= 2; got 1"):
         task.expected_kl(coin, method="monte_carlo", n_samples=1)
+
+
+def test_a_thousand_classes_sample_fewer_points_and_stay_small():
+    # Too many classes for the quadrature (nodes x classes) and the exact
+    # accuracy (M^3 work): Monte Carlo on 2**22 // 1000 = 4194 draws with
+    # seed 0, equal to the mean entropy of the posterior written out here.
+    mu = np.arange(1000.0) * 2
+    task = sn.GaussianClasses(mu, np.ones(1000))
+    tracemalloc.start()
+    try:
+        est = task.bayes_loss(return_stderr=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 160 * 2**20, f"{peak / 2**20:.1f} MiB"   # a few (4194, 1000) arrays
+    x = task.sample(2**22 // 1000, 0)[0][:, 0]
+    log_joint = log_normal_pdf_1d(x[:, None], mu, 1.0) - math.log(1000)
+    log_post = log_joint - np.logaddexp.reduce(log_joint, axis=1, keepdims=True)
+    entropy = -(np.exp(log_post) * log_post).sum(axis=1)
+    assert est.value == pytest.approx(entropy.mean(), rel=1e-10)
+    assert est.stderr == pytest.approx(entropy.std(ddof=1) / math.sqrt(len(x)), rel=1e-8)
