@@ -86,8 +86,8 @@ class Estimate(NamedTuple):
     >>> task.bayes_accuracy(return_stderr=True)
     Estimate(value=0.9331927987311419, stderr=0.0)
     >>> est = task.bayes_accuracy(method="monte_carlo", return_stderr=True, rng=0)
-    >>> print(f"{est.value:.3f} +- {est.stderr:.3f}")     # Phi(1.5) = 0.9332
-    0.933 +- 0.000
+    >>> print(f"{est.value:.4f} +- {est.stderr:.4f}")     # Phi(1.5) = 0.9332
+    0.9331 +- 0.0004
     """
 
     value: float
@@ -159,11 +159,11 @@ class BayesFloor:
         ----------
         method : {"auto", "quadrature", "monte_carlo"}, default "auto"
             "auto" uses the model's quadrature rule when it has one (for
-            :class:`~scratchnet.gaussian.GaussianClasses`: D <= 2 and a grid
-            of at most 250,000 nodes, counted before it is built) and Monte
-            Carlo otherwise (D >= 3, nearly singular covariances, standard
-            deviations tiny against the distance between the means or the
-            distance from the origin); "quadrature" raises ``ValueError``
+            :class:`~scratchnet.gaussian.GaussianClasses`: D <= 2, a grid of
+            at most 250,000 nodes and 2**22 nodes times classes, counted
+            before it is built) and Monte Carlo otherwise (D >= 3, nearly
+            singular covariances, standard deviations tiny against the
+            distance between the means or from the origin, many classes); "quadrature" raises ``ValueError``
             where there is no rule; "monte_carlo" samples anyway.
         return_stderr : bool, default False
             Return an :class:`~scratchnet.bayes.Estimate` ``(value, stderr)``
