@@ -163,8 +163,9 @@ class BayesFloor:
             at most 250,000 nodes and 2**22 nodes times classes, counted
             before it is built) and Monte Carlo otherwise (D >= 3, nearly
             singular covariances, standard deviations tiny against the
-            distance between the means or from the origin, many classes); "quadrature" raises ``ValueError``
-            where there is no rule; "monte_carlo" samples anyway.
+            distance between the means or from the origin, many classes);
+            "quadrature" raises ``ValueError`` where there is no rule;
+            "monte_carlo" samples anyway.
         return_stderr : bool, default False
             Return an :class:`~scratchnet.bayes.Estimate` ``(value, stderr)``
             instead of a float.
