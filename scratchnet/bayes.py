@@ -37,10 +37,14 @@ expectation rule: nodes :math:`x_k` and weights :math:`W_k` with
 :math:`\sum_k W_k f(x_k) \approx \mathbb{E}_{x \sim P(X)} f(x)` (a quadrature,
 exact to about :math:`10^{-10}` for
 :class:`~scratchnet.gaussian.GaussianClasses` in one and two dimensions), or,
-without one, a Monte Carlo sample from its own ``sample`` method, whose
-standard error is then reported.  The posterior at the nodes is computed once
-and cached, since training code calls :meth:`BayesFloor.expected_kl` at every
-snapshot.
+without one, a Monte Carlo sample :math:`x_1, \dots, x_n \sim P(X)` from its
+own ``sample`` method, with weights :math:`1/n` and the standard error
+:math:`s_f / \sqrt{n}` (:math:`s_f` the sample standard deviation of
+:math:`f(x_k)`), which ``return_stderr=True`` reports as an :class:`Estimate`.
+``method="monte_carlo"`` asks for the sample even where there is a rule,
+``method="quadrature"`` refuses to answer without one.  The posterior at the
+nodes is computed once and cached, since training code calls
+:meth:`BayesFloor.expected_kl` at every snapshot.
 """
 
 from __future__ import annotations
@@ -51,11 +55,43 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ._validation import as_float_array, check_distribution, check_positive_int
-from .information import _sum_over_support
+from .information import cross_entropy, kl_divergence
 
-__all__ = ["BayesFloor"]
+__all__ = ["BayesFloor", "Estimate"]
 
 _MC_SAMPLES = 100_000   # default Monte Carlo sample size (models without a rule)
+_MC_ENTRIES = 2**22     # ... fewer for many classes: samples x classes at most this
+_METHODS = ("auto", "quadrature", "monte_carlo")
+
+
+class Estimate(NamedTuple):
+    r"""An integral's value and its standard error (from ``return_stderr=True``).
+
+    A tuple ``(value, stderr)``, so ``value, stderr = task.bayes_loss(
+    return_stderr=True)`` unpacks it.
+
+    Attributes
+    ----------
+    value : float
+        The estimate of :math:`\mathbb{E}_{x \sim P(X)} f(x)`.
+    stderr : float
+        Its Monte Carlo standard error :math:`s_f / \sqrt{n}`; 0.0 for a
+        quadrature or a closed form, whose error (below about
+        :math:`10^{-10}`) is not random.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
+    >>> task.bayes_accuracy(return_stderr=True)
+    Estimate(value=0.9331927987311419, stderr=0.0)
+    >>> est = task.bayes_accuracy(method="monte_carlo", return_stderr=True, rng=0)
+    >>> print(f"{est.value:.4f} +- {est.stderr:.4f}")     # Phi(1.5) = 0.9332
+    0.9331 +- 0.0004
+    """
+
+    value: float
+    stderr: float
 
 
 class _Rule(NamedTuple):
@@ -67,7 +103,7 @@ class _Rule(NamedTuple):
     posterior: np.ndarray      # (K, M)
     monte_carlo: bool
 
-    def expect(self, values: np.ndarray, return_stderr: bool) -> Any:
+    def expect(self, values: np.ndarray, return_stderr: bool) -> float | Estimate:
         """sum_k W_k values_k, and its Monte Carlo standard error if asked."""
         estimate = float(self.weights @ values)
         if not return_stderr:
@@ -75,7 +111,7 @@ class _Rule(NamedTuple):
         stderr = 0.0
         if self.monte_carlo:
             stderr = float(values.std(ddof=1) / math.sqrt(values.size))
-        return estimate, stderr
+        return Estimate(estimate, stderr)
 
 
 class BayesFloor:
@@ -112,22 +148,32 @@ class BayesFloor:
     """
 
     def bayes_loss(
-        self, *, return_stderr: bool = False, n_samples: int = _MC_SAMPLES,
-        rng: Any = None,
-    ) -> float | tuple:
+        self, *, method: str = "auto", return_stderr: bool = False,
+        n_samples: int | None = None, rng: Any = None,
+    ) -> float | Estimate:
         r"""The Bayes loss :math:`H(C \mid X) = \mathbb{E}_x H(P(C \mid x))`, in nats.
 
         The smallest expected cross-entropy any model can reach.
 
         Parameters
         ----------
+        method : {"auto", "quadrature", "monte_carlo"}, default "auto"
+            "auto" uses the model's quadrature rule when it has one (for
+            :class:`~scratchnet.gaussian.GaussianClasses`: D <= 2, a grid of
+            at most 250,000 nodes and 2**22 nodes times classes, counted
+            before it is built) and Monte Carlo otherwise (D >= 3, nearly
+            singular covariances, standard deviations tiny against the
+            distance between the means or from the origin, many classes);
+            "quadrature" raises ``ValueError`` where there is no rule;
+            "monte_carlo" samples anyway.
         return_stderr : bool, default False
-            Also return the standard error of the estimate.
-        n_samples : int, default 100000
-            Monte Carlo sample size, used only without a quadrature rule (for
-            :class:`~scratchnet.gaussian.GaussianClasses`: when D >= 3, or for
-            a 2-D task whose quadrature grid would exceed 250,000 nodes, e.g.
-            with correlations above 0.999).
+            Return an :class:`~scratchnet.bayes.Estimate` ``(value, stderr)``
+            instead of a float.
+        n_samples : int, optional
+            Monte Carlo sample size (>= 2); unused by a quadrature.  By
+            default 100,000, fewer for a model with ``num_classes`` M > 41
+            (:math:`2^{22} / M`, at least 1,000), so that the posterior
+            cached at the sample stays near 32 MiB.
         rng : numpy.random.Generator or int seed, optional
             Used only for Monte Carlo; None uses a fixed seed (0) and caches
             the sample, so repeated calls (and different models) see the same
@@ -135,7 +181,7 @@ class BayesFloor:
 
         Returns
         -------
-        float, or (float, float) if ``return_stderr``
+        float, or :class:`~scratchnet.bayes.Estimate` if ``return_stderr``
             The estimate and, if asked, its Monte Carlo standard error
             (0.0 for a quadrature, whose error is below 1e-10 and not
             random).
@@ -156,24 +202,24 @@ class BayesFloor:
         >>> print(f"{sn.GaussianClasses([0.0, 0.0], [1.0, 1.0]).bayes_loss():.4f}")
         0.6931
         """
-        rule = self._rule(n_samples, rng)
-        values = -_sum_over_support(rule.posterior, rule.log_posterior, axis=1)[:, 0]
+        rule = self._rule(method, n_samples, rng)
+        values = cross_entropy(rule.posterior, log_q=rule.log_posterior, axis=1)
         return rule.expect(values, return_stderr)
 
     def bayes_accuracy(
-        self, *, return_stderr: bool = False, n_samples: int = _MC_SAMPLES,
-        rng: Any = None,
-    ) -> float | tuple:
+        self, *, method: str = "auto", return_stderr: bool = False,
+        n_samples: int | None = None, rng: Any = None,
+    ) -> float | Estimate:
         r"""Accuracy of the Bayes classifier, :math:`\mathbb{E}_x \max_c P(c \mid x)`.
 
         Parameters
         ----------
-        return_stderr, n_samples, rng
-            As in :meth:`bayes_loss`.
+        method, return_stderr, n_samples, rng
+            As in :meth:`bayes_loss`; "quadrature" includes the closed form.
 
         Returns
         -------
-        float, or (float, float) if ``return_stderr``
+        float, or :class:`~scratchnet.bayes.Estimate` if ``return_stderr``
             A probability in :math:`[1/M, 1]`.
 
         Notes
@@ -183,8 +229,9 @@ class BayesFloor:
         :class:`~scratchnet.gaussian.GaussianClasses` splits the line at the
         crossings of the weighted class densities into intervals with one
         winner each and sums normal CDF differences (in two dimensions along
-        :math:`x_2` at each quadrature node :math:`x_1`; Monte Carlo for
-        D >= 3).
+        :math:`x_2` at each quadrature node :math:`x_1`).  Without either
+        (D >= 3, grids too large, or more than a few hundred classes) it is
+        the Monte Carlo mean of :math:`\max_c P(c \mid x_k)`.
 
         Examples
         --------
@@ -192,16 +239,17 @@ class BayesFloor:
         >>> print(f"{sn.GaussianClasses([0.0, 3.0], [1.0, 1.0]).bayes_accuracy():.4f}")
         0.9332
         """
-        exact = self._cached("accuracy", self._exact_accuracy)
-        if exact is not None:
-            return (exact, 0.0) if return_stderr else exact
-        rule = self._rule(n_samples, rng)
+        if _check_method(method) != "monte_carlo":
+            exact = self._cached("accuracy", self._exact_accuracy)
+            if exact is not None:
+                return Estimate(exact, 0.0) if return_stderr else exact
+        rule = self._rule(method, n_samples, rng)
         return rule.expect(rule.posterior.max(axis=1), return_stderr)
 
     def expected_kl(
-        self, model: Any, *, log_probs: bool = False, return_stderr: bool = False,
-        n_samples: int = _MC_SAMPLES, rng: Any = None,
-    ) -> float | tuple:
+        self, model: Any, *, log_probs: bool = False, method: str = "auto",
+        return_stderr: bool = False, n_samples: int | None = None, rng: Any = None,
+    ) -> float | Estimate:
         r"""How far a model is from the posterior: the expected KL divergence.
 
         Parameters
@@ -213,12 +261,12 @@ class BayesFloor:
             :math:`q(c \mid x)` of shape (n, M), e.g. ``model.predict_proba``.
         log_probs : bool, default False
             The callable returns :math:`\log q(c \mid x)` instead.
-        return_stderr, n_samples, rng
+        method, return_stderr, n_samples, rng
             As in :meth:`bayes_loss`.
 
         Returns
         -------
-        float, or (float, float) if ``return_stderr``
+        float, or :class:`~scratchnet.bayes.Estimate` if ``return_stderr``
             In nats; 0 for the posterior itself, ``inf`` if :math:`q = 0`
             somewhere :math:`P(c \mid x) > 0` (no warning).
 
@@ -245,17 +293,19 @@ class BayesFloor:
         >>> uniform = lambda x: np.full((len(x), 2), 0.5)
         >>> print(f"{task.expected_kl(uniform):.4f}")    # log 2 - 0.1664
         0.5268
+        >>> log_uniform = lambda x: np.full((len(x), 2), -np.log(2))
+        >>> print(f"{task.expected_kl(log_uniform, log_probs=True):.4f}")
+        0.5268
         """
-        rule = self._rule(n_samples, rng)
+        rule = self._rule(method, n_samples, rng)
         log_q = _model_log_probs(model, rule, log_probs)
-        log_ratio = rule.log_posterior - log_q
-        values = _sum_over_support(rule.posterior, log_ratio, axis=1)[:, 0]
+        values = kl_divergence(rule.posterior, log_q=log_q, axis=1)
         return rule.expect(values, return_stderr)
 
     def population_loss(
-        self, model: Any, *, log_probs: bool = False, return_stderr: bool = False,
-        n_samples: int = _MC_SAMPLES, rng: Any = None,
-    ) -> float | tuple:
+        self, model: Any, *, log_probs: bool = False, method: str = "auto",
+        return_stderr: bool = False, n_samples: int | None = None, rng: Any = None,
+    ) -> float | Estimate:
         r"""The expected cross-entropy :math:`\mathbb{E}_{(x, c)}[-\log q(c \mid x)]`.
 
         The training loss on infinitely many samples.
@@ -263,13 +313,15 @@ class BayesFloor:
         Parameters
         ----------
         model, log_probs
-            As in :meth:`expected_kl`.
-        return_stderr, n_samples, rng
+            As in :meth:`expected_kl`: a model with ``predict_log_proba``, a
+            callable returning probabilities, or (``log_probs=True``) one
+            returning log-probabilities.
+        method, return_stderr, n_samples, rng
             As in :meth:`bayes_loss`.
 
         Returns
         -------
-        float, or (float, float) if ``return_stderr``
+        float, or :class:`~scratchnet.bayes.Estimate` if ``return_stderr``
             In nats, at least :meth:`bayes_loss`.
 
         Notes
@@ -285,9 +337,9 @@ class BayesFloor:
         >>> print(f"{task.population_loss(lambda x: np.full((len(x), 2), 0.5)):.4f}")
         0.6931
         """
-        rule = self._rule(n_samples, rng)
+        rule = self._rule(method, n_samples, rng)
         log_q = _model_log_probs(model, rule, log_probs)
-        values = -_sum_over_support(rule.posterior, log_q, axis=1)[:, 0]
+        values = cross_entropy(rule.posterior, log_q=log_q, axis=1)
         return rule.expect(values, return_stderr)
 
     # -- the hooks a model may override ------------------------------------------------
@@ -309,14 +361,23 @@ class BayesFloor:
             cache[key] = compute()
         return cache[key]
 
-    def _rule(self, n_samples: int, rng: Any) -> _Rule:
-        """The model's own rule if it has one, else a Monte Carlo sample of P(X).
-
-        A sample drawn with ``rng=None`` uses seed 0 and is cached per size.
+    def _rule(self, method: str, n_samples: int, rng: Any) -> _Rule:
+        """The model's own rule if it has one (unless ``method`` says Monte Carlo),
+        else a Monte Carlo sample of P(X); seed 0, cached per size, if ``rng`` is None.
         """
-        rule = self._cached("quadrature", self._quadrature_rule)
-        if rule is not None:
-            return rule
+        if _check_method(method) != "monte_carlo":
+            rule = self._cached("quadrature", self._quadrature_rule)
+            if rule is not None:
+                return rule
+            if method == "quadrature":
+                raise ValueError(
+                    f"method='quadrature' is not available for this "
+                    f"{type(self).__name__}: it has no quadrature rule or the grid "
+                    "would be too large (for GaussianClasses: D >= 3, or more than "
+                    "250,000 nodes); use method='auto' or 'monte_carlo'")
+        if n_samples is None:
+            n_samples = max(1_000, min(_MC_SAMPLES,
+                                       _MC_ENTRIES // getattr(self, "num_classes", 1)))
         n_samples = check_positive_int(n_samples, "n_samples", minimum=2)
         if rng is not None:
             return self._posterior_at(self.sample(n_samples, rng)[0])
@@ -338,6 +399,14 @@ class BayesFloor:
         for arr in rule[:4]:
             arr.flags.writeable = False    # cached: models see x, must not edit it
         return rule
+
+
+def _check_method(method: Any) -> str:
+    """Check ``method`` is one of "auto", "quadrature", "monte_carlo"."""
+    if not isinstance(method, str) or method not in _METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, _METHODS))}; "
+                         f"got {method!r}")
+    return method
 
 
 def _model_log_probs(model: Any, rule: _Rule, log_probs: bool) -> np.ndarray:

@@ -29,29 +29,35 @@ dimension :math:`\lvert x - \mu_c\rvert / \sigma_c`).
 
 No classifier has a lower expected cross-entropy than this posterior: that
 floor, and a model's distance to it, :class:`GaussianClasses` inherits from
-:class:`~scratchnet.bayes.BayesFloor` (the previous chapter), supplying an
-average over :math:`P(X)` and the Bayes accuracy in closed form.
+:class:`~scratchnet.bayes.BayesFloor` (the previous chapter), supplying a
+Gauss-Legendre rule over :math:`P(X)` in one and two dimensions and the Bayes
+accuracy in closed form.  Their sizes are counted before anything is built;
+where they would be too large (D >= 3, nearly singular covariances, scales
+tiny against the distances between the means or from the origin) each
+integral is a Monte Carlo mean over ``n_samples`` draws of :math:`P(X)` (a
+fixed seed unless ``rng`` is given), whose standard error :math:`s/\sqrt{n}`
+``return_stderr=True`` reports.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
 import numpy as np
 
-from ._quadrature import (
+from ._mixture import (
     _check_inputs,
     _check_two_gaussians,
-    _crossings,
     _log_joint_minus_best,
-    _mixture_accuracy,
-    _mixture_axis_rules,
     _mixture_parameters,
+    _pow2_scale,
+)
+from ._quadrature import (
+    _crossings,
+    _mixture_accuracy,
     _mixture_quantile,
     _mixture_rule,
-    _pow2_scale,
 )
 from ._validation import (
     as_float_array,
@@ -240,25 +246,30 @@ class GaussianClasses(BayesFloor):
         .. math::
 
             \log P(c \mid x) = \log P(x, c) - \log P(x)
-            = \Delta_c - \log \textstyle\sum_j e^{\Delta_j}, \qquad
-            \Delta_c = \log P(x, c) - \log P(x, r) \le 0 .
+            = \Delta_c - \log\big(1 + \textstyle\sum_{j \ne r} e^{\Delta_j}\big),
+            \qquad \Delta_c = \log P(x, c) - \log P(x, r) \le 0 .
 
         Each :math:`\Delta_c`, a difference of two squared distances, is
         factored into two terms linear in :math:`x`: exact to rounding for
-        every finite :math:`x`, even :math:`10^{300}`.  Memory :math:`O(nMD)`.
+        every finite :math:`x`, even :math:`10^{300}`; ``log1p`` keeps
+        :math:`\log P(r \mid x) \approx -\sum_{j \ne r} e^{\Delta_j}` to full
+        relative precision (never ``-0.0`` in the tails).  Memory :math:`O(nMD)`.
 
         Examples
         --------
         >>> import scratchnet as sn
         >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
-        >>> task.log_posterior([1e3])        # exactly -(6x - 9)/2 and 0
+        >>> task.log_posterior([1e3])        # -(6x - 9)/2 and -e^-2995.5 (underflows)
         array([[-2995.5,     0. ]])
+        >>> task.log_posterior([-100.0])     # -e^-304.5 and -304.5
+        array([[-5.71913384e-133, -3.04500000e+002]])
         """
         x = _check_inputs(x, self.dim)
-        log_joint = _log_joint_minus_best(x, self._l_inv, self._l_inv_mu,
-                                          self._log_const)   # - log P(x, r)
-        log_evidence = logsumexp(log_joint, axis=1, keepdims=True)   # - log P(x, r)
-        return log_joint - log_evidence
+        delta, best = _log_joint_minus_best(x, self._l_inv, self._l_inv_mu,
+                                            self._log_const)   # Delta_c, r
+        others = np.exp(delta)
+        others[np.arange(len(x)), best] = 0.0                   # the j != r terms
+        return delta - np.log1p(others.sum(axis=1, keepdims=True))
 
     def posterior(self, x: Any) -> np.ndarray:
         r"""The Bayes posterior :math:`P(c \mid x) = P(x, c) / P(x)`.
@@ -378,10 +389,8 @@ class GaussianClasses(BayesFloor):
         mass = check_scalar(mass, "mass", low=0.0, high=1.0,
                             low_inclusive=False, high_inclusive=False)
         tail = 0.5 * (1.0 - mass) / self.dim
-        cov = self._chol @ self._chol.transpose(0, 2, 1)
-        sd = np.sqrt(np.diagonal(cov, axis1=1, axis2=2))          # (M, D)
-        low, high = (_mixture_quantile(self._mu, sd, self.priors, tail, upper=upper)
-                     for upper in (False, True))
+        low, high = (_mixture_quantile(self._mu, self._chol, self.priors, tail,
+                                       upper=upper) for upper in (False, True))
         if self.dim == 1:
             return float(low[0]), float(high[0])
         return low, high
@@ -397,10 +406,8 @@ class GaussianClasses(BayesFloor):
 
         Notes
         -----
-        Only for one-dimensional tasks with two classes.  The roots of
-        :math:`a x^2 + b x + e = 0` are computed as :math:`t / a` and
-        :math:`e / t` with :math:`t = -\tfrac12 (b + \operatorname{sign}(b)
-        \sqrt{b^2 - 4ae})`, a form without cancellation.
+        Only for one-dimensional tasks with two classes; the roots are
+        computed without cancellation, as :math:`t / a` and :math:`e / t`.
 
         Examples
         --------
@@ -419,18 +426,11 @@ class GaussianClasses(BayesFloor):
 
     def _expectation_rule(self) -> tuple | None:
         """Gauss-Legendre nodes over P(X); None (Monte Carlo) if D > 2 or too many."""
-        return _mixture_rule(self._axis_rules, self.density) if self.dim <= 2 else None
+        return _mixture_rule(self._mu, self._chol, self.density)
 
     def _exact_accuracy(self) -> float | None:
         """The Bayes accuracy from normal CDFs between crossings; None if D > 2."""
-        x1_rule = self._axis_rules[0] if self.dim == 2 else None
-        return (None if self.dim > 2
-                else _mixture_accuracy(self._mu, self._chol, self.priors, x1_rule))
-
-    @functools.cached_property
-    def _axis_rules(self) -> list:
-        """Composite Gauss-Legendre nodes and weights along each axis."""
-        return _mixture_axis_rules(self._mu, self._chol)
+        return _mixture_accuracy(self._mu, self._chol, self.priors)
 
 
 def two_gaussian_posterior(
@@ -495,6 +495,6 @@ def two_gaussian_posterior(
     total = (1 / sigma1 + 1 / sigma2) * y - (mu1 / sigma1 + mu2 / sigma2) / s  # z1 + z2
     with np.errstate(over="ignore"):
         r = 0.5 * (diff * total * s) * s
-    r += math.log(sigma1 / sigma2) + math.log((1.0 - prior1) / prior1)
+    r += (math.log(sigma1) - math.log(sigma2)) + math.log((1.0 - prior1) / prior1)
     out = sigmoid(-r).reshape(x.shape).astype(x.dtype, copy=False)
     return unwrap(out)

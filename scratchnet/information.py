@@ -420,8 +420,8 @@ def gibbs_inequality(p: Any, q: Any = None, *, log_q: Any = None,
     return GibbsResult(*(_finish(x, axis, ln_base) for x in (h_pq, h_p, gap)))
 
 
-def expected_kl(p_cond: Any, q_cond: Any, weights: Any, *,
-                base: float | None = None) -> Any:
+def expected_kl(p_cond: Any, q_cond: Any = None, weights: Any = None, *,
+                log_q: Any = None, base: float | None = None) -> Any:
     r"""Expected KL, :math:`\sum_x w(x) \mathrm{KL}(p(\cdot|x) \| q(\cdot|x))`.
 
     With :math:`w(x) = P(x)`, ``p_cond`` the true posterior and ``q_cond``
@@ -432,10 +432,12 @@ def expected_kl(p_cond: Any, q_cond: Any, weights: Any, *,
     ----------
     p_cond : array_like, shape (n, M)
         One conditional distribution :math:`p(\cdot \mid x)` per row.
-    q_cond : array_like, shape (n, M)
-        The approximating conditionals, same shape.
+    q_cond, log_q : array_like, shape (n, M)
+        The approximating conditionals or (exactly one of the two, as in
+        :func:`kl_divergence`) their logs: ``-inf`` allowed, exact where q underflows.
     weights : array_like, shape (n,)
-        :math:`w(x) \ge 0` summing to 1 within 1e-6.
+        :math:`w(x) \ge 0` summing to 1 within 1e-6 (required).  A row with
+        weight 0 counts 0 even if its KL is ``+inf`` (:math:`P(x) = 0`).
     base : float, optional
         None for nats, 2 for bits.
 
@@ -444,11 +446,6 @@ def expected_kl(p_cond: Any, q_cond: Any, weights: Any, *,
     float
         A NumPy scalar :math:`\ge 0`, possibly ``+inf``.
 
-    Notes
-    -----
-    A row with weight 0 contributes 0 even if its KL is ``+inf`` (an input with
-    :math:`P(x) = 0` does not count); per row as :func:`kl_divergence`.
-
     Examples
     --------
     >>> import scratchnet as sn
@@ -456,24 +453,29 @@ def expected_kl(p_cond: Any, q_cond: Any, weights: Any, *,
     >>> q = [[0.9, 0.1], [0.0, 1.0]]   # row 2 misses p's mass, but w = 0 there
     >>> print(f"{sn.expected_kl(p, q, [1.0, 0.0]):.4f}")
     0.5108
-    >>> print(f"{sn.expected_kl(p, p, [0.5, 0.5]):.4f}")
-    0.0000
+    >>> log_q = [[np.log(0.9), np.log(0.1)], [-np.inf, 0.0]]
+    >>> print(f"{sn.expected_kl(p, log_q=log_q, weights=[1.0, 0.0]):.4f}")
+    0.5108
     """
     ln_base = _log_base(base)
     p_arr = as_float_array(p_cond, "p_cond", check_nan=False)
     if p_arr.ndim != 2:
         raise ValueError("p_cond must have shape (n, M), one conditional "
                          f"distribution per row; got shape {p_arr.shape}")
-    q_arr = as_float_array(q_cond, "q_cond", check_nan=False)
-    check_same_shape(p_arr, q_arr, "p_cond", "q_cond")
+    if weights is None or (q_cond is None) == (log_q is None):
+        raise TypeError("give weights and exactly one of q_cond and log_q; got q_cond="
+                        f"{type(q_cond).__name__}, log_q={type(log_q).__name__}, "
+                        f"weights={type(weights).__name__}")
+    q_name = "q_cond" if log_q is None else "log_q"
+    q_arr = as_float_array(q_cond if log_q is None else log_q, q_name, check_nan=False)
+    check_same_shape(p_arr, q_arr, "p_cond", q_name)
     w = as_float_array(weights, "weights", check_nan=False)
     if w.shape != p_arr.shape[:1]:
         raise ValueError(f"weights must have shape (n,) = {p_arr.shape[:1]}, one "
                          f"weight per row of p_cond; got shape {w.shape}")
     check_distribution(w, "weights", 0, atol=_ATOL)
-    p, log_q, _ = _prepare(p_arr, q_arr, None, -1, "p_cond", "q_cond")
-    log_p = _log(p)
-    kl = _sum_over_support(p, _log_ratio(p, log_p, log_q), 1)  # (n, 1)
+    qs = (q_arr, None) if log_q is None else (None, q_arr)
+    p, log_q, _ = _prepare(p_arr, *qs, -1, "p_cond", q_name.removeprefix("log_"))
+    kl = _sum_over_support(p, _log_ratio(p, _log(p), log_q), 1)  # (n, 1)
     total = _sum_over_support(w[:, None], kl, 0)  # w = 0 rows skipped: no 0 * inf
     return _finish(total[0], 0, ln_base)
-

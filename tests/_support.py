@@ -17,6 +17,7 @@ CHAPTERS = [
     "information",
     "units",
     "_quadrature",
+    "_mixture",
     "bayes",
     "gaussian",
     "tasks",

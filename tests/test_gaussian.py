@@ -136,6 +136,68 @@ def test_posterior_far_away_is_exact_and_silent():
     assert (dens == 0).all()
 
 
+def log_sigmoid_of(t):
+    """log(1 / (1 + e^-t)) by hand, each branch without cancellation."""
+    return -math.log1p(math.exp(-t)) if t > 0 else t - math.log1p(math.exp(t))
+
+
+@pytest.mark.parametrize("x", [-200.0, -100.0, -20.0, -5.0, 1.5, 5.0, 20.0, 100.0, 200.0])
+def test_the_dominant_class_keeps_its_relative_precision(x):
+    # log P(c1|x) = log sigmoid(-(6x - 9)/2): for x = -100 it is -e^-304.5, not -0.0
+    log_post = SEPARATED.log_posterior([x])[0]
+    t = -(6 * x - 9) / 2
+    assert log_post[0] == pytest.approx(log_sigmoid_of(t), rel=1e-14, abs=0)
+    assert log_post[1] == pytest.approx(log_sigmoid_of(-t), rel=1e-14, abs=0)
+    assert np.signbit(log_post).all() and (log_post < 0).all()   # never 0 or -0.0
+
+
+def test_the_dominant_class_keeps_its_precision_among_many():
+    # 2-D, three classes, a point where class 1 dominates by e^-60 or so: the
+    # log posterior of class 1 is -(sum of the others' ratios), from densities
+    # written out with det and inverse (differences of moderate log joints).
+    task = sn.GaussianClasses(MULTI_MEANS, MULTI_COVS, MULTI_PRIORS)
+    x = np.array([[9.0, -3.0], [12.0, -4.0]])
+    log_joint = np.stack([log_normal_pdf(x, MULTI_MEANS[c], MULTI_COVS[c])
+                          + math.log(MULTI_PRIORS[c]) for c in range(3)], axis=1)
+    others = np.exp(log_joint[:, [0, 2]] - log_joint[:, [1]]).sum(axis=1)
+    assert (others < 1e-20).all()
+    np.testing.assert_allclose(task.log_posterior(x)[:, 1], -others, rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("s1, s2", [(1e-200, 1e200), (1e200, 1e-200), (1e-300, 1.0)])
+def test_two_gaussian_posterior_at_extreme_scales(s1, s2):
+    # r = log(s1/s2) + (z1 - z2)(z1 + z2)/2, P = 1/(1 + e^r), written out in logs
+    x = np.array([-1e250, -1.0, 0.0, 1e-205, s1, 10 * s1, 100 * s1, 1.0, 1e250])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = sn.two_gaussian_posterior(x, 0.0, s1, 1.0, s2)
+        task = sn.GaussianClasses([0.0, 1.0], [s1, s2]).posterior(x)[:, 0]
+    ref = []
+    for xi in map(float, x):
+        # log|z1|, log|z2| first: where one is astronomically larger, it decides
+        lz1 = math.log(abs(xi)) - math.log(s1) if xi else -math.inf
+        lz2 = math.log(abs(xi - 1.0)) - math.log(s2) if xi != 1.0 else -math.inf
+        if max(lz1, lz2) > math.log(1e150):
+            r = math.copysign(math.inf, lz1 - lz2)
+        else:
+            z1, z2 = xi / s1, (xi - 1.0) / s2
+            r = math.log(s1) - math.log(s2) + 0.5 * (z1 - z2) * (z1 + z2)
+        ref.append(0.0 if r > 700 else 1.0 / (1.0 + math.exp(r)))
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(task, ref, rtol=1e-12, atol=1e-300)
+
+
+def test_scales_too_small_for_float64_are_rejected_clearly():
+    with pytest.raises(ValueError, match=r"sigma1 is too small for float64 against mu1"):
+        sn.two_gaussian_posterior([0.0], 0.0, 1e-308, 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"sigma2 is too small .* got sigma2=1e-300, mu2=100"):
+        sn.two_gaussian_posterior([0.0], 0.0, 1.0, 100.0, 1e-300)
+    with pytest.raises(ValueError, match=r"scales\[1\] is too small for float64"):
+        sn.GaussianClasses([0.0, 1.0], [1.0, 1e-308])
+    with pytest.raises(ValueError, match=r"scales\[0\] is too small for float64"):
+        sn.GaussianClasses([[1e300, 0.0]], [np.diag([1e-200, 1.0])])
+
+
 def test_unequal_variances_far_away_favour_the_wide_class():
     task = sn.GaussianClasses([0.0, 1.0], [2.0, 1.0])
     x = np.array(EXTREME)

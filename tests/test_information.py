@@ -238,6 +238,47 @@ def test_expected_kl_is_the_weighted_sum_of_row_kls(pqw):
     np.testing.assert_allclose(sn.expected_kl(p, q, w, base=2), got / LN2, rtol=1e-15)
 
 
+@given(conditionals())
+def test_expected_kl_through_log_q_is_the_weighted_sum_of_row_kls(pqw):
+    p, q, w = pqw
+    expected = sum(w_row * ref_kl(p_row, q_row)
+                   for p_row, q_row, w_row in zip(p, q, w) if w_row > 0)
+    with no_warnings():
+        got = sn.expected_kl(p, log_q=log_of(q), weights=w)
+    assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_expected_kl_through_log_q_keeps_what_q_would_round_to_zero():
+    # q = e^-800 underflows to 0 (KL = inf through q); through log q the KL is
+    # p log(p / q) summed by hand: 0.5 (log 0.5 - log(1 - e^-800)) + 0.5 (log 0.5 + 800).
+    p = np.array([[0.5, 0.5]])
+    log_q = np.array([[-math.exp(-800.0), -800.0]])   # log(1 - e^-800) = -e^-800
+    ref = 0.5 * (math.log(0.5) - log_q[0, 0]) + 0.5 * (math.log(0.5) + 800.0)
+    with no_warnings():
+        assert sn.expected_kl(p, np.exp(log_q), [1.0]) == math.inf
+        assert sn.expected_kl(p, log_q=log_q, weights=[1.0]) == pytest.approx(ref, rel=1e-15)
+        assert sn.expected_kl(p, log_q=log_q, weights=[1.0], base=2) == pytest.approx(
+            ref / LN2, rel=1e-15)
+
+
+THIRDS = np.full((2, 3), 1 / 3)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"q_cond": THIRDS, "log_q": np.log(THIRDS), "weights": [0.5, 0.5]}, TypeError,
+     "exactly one of q_cond and log_q; got q_cond=ndarray, log_q=ndarray"),
+    ({"weights": [0.5, 0.5]}, TypeError, "exactly one of q_cond and log_q"),
+    ({"log_q": np.log(THIRDS)}, TypeError, "give weights .* weights=NoneType"),
+    ({"log_q": np.zeros((2, 3)), "weights": [0.5, 0.5]}, ValueError,
+     "log_q must be log-probabilities whose logsumexp"),
+    ({"log_q": np.zeros((2, 2)), "weights": [0.5, 0.5]}, ValueError,
+     "log_q must have the same shape as p_cond"),
+])
+def test_expected_kl_log_q_bad_input(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        sn.expected_kl(THIRDS, **kwargs)
+
+
 # ---------------------------------------------------------------------------
 # Conventions: zeros, infinities, no warnings.
 # ---------------------------------------------------------------------------
