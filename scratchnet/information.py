@@ -140,14 +140,6 @@ def _kl_terms(p: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray
     return np.where(p > 0, terms, q)
 
 
-def _log_ratio(p: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
-    r""":math:`\log p_i - \log q_i` where :math:`p_i > 0` (0 elsewhere, never NaN)."""
-    shape = np.broadcast_shapes(log_p.shape, log_q.shape)
-    out = np.zeros(shape, dtype=np.result_type(log_p, log_q))
-    np.subtract(log_p, log_q, out=out, where=p > 0)
-    return out
-
-
 def _check_distribution(x: np.ndarray, name: str, axis: int, ndim: int) -> None:
     """Check ``x`` holds distributions along ``axis`` (indices in its own shape)."""
     own, own_axis = own_frame(x, axis, ndim)
@@ -476,6 +468,6 @@ def expected_kl(p_cond: Any, q_cond: Any = None, weights: Any = None, *,
     check_distribution(w, "weights", 0, atol=_ATOL)
     qs = (q_arr, None) if log_q is None else (None, q_arr)
     p, log_q, _ = _prepare(p_arr, *qs, -1, "p_cond", q_name.removeprefix("log_"))
-    kl = _sum_over_support(p, _log_ratio(p, _log(p), log_q), 1)  # (n, 1)
+    kl = _kl_terms(p, _log(p), log_q).sum(axis=1, keepdims=True)  # (n, 1), each >= 0
     total = _sum_over_support(w[:, None], kl, 0)  # w = 0 rows skipped: no 0 * inf
     return _finish(total[0], 0, ln_base)
