@@ -357,7 +357,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 # --- python -m scratchnet sweep ------------------------------------------------------
 
-_DEFAULT_SWEEP_TIME = "about 2 minutes"  # measured: see the README's Sweeps section
+# measured: 71.5 and 76.0 s wall on a quiet 2-core machine, 165 s at load average 4-5
+_DEFAULT_SWEEP_TIME = "70-80 s"
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -416,7 +417,7 @@ def build_sweep_parser() -> argparse.ArgumentParser:
         f"losses*.<format>.\n\nThe default sweep ({default['mu2']} x "
         f"{default['sigma1']}, {default['seeds']} seeds, budgets "
         f"{','.join(map(str, default['steps']))}) takes {_DEFAULT_SWEEP_TIME} on 2 "
-        "cores.\nOn a cluster: run `dask scheduler` on one machine, `dask worker "
+        "idle cores.\nOn a cluster: run `dask scheduler` on one machine, `dask worker "
         "tcp://HOST:8786` on each\nof the others, then pass --scheduler "
         "tcp://HOST:8786 (needs scratchnet[distributed]).",
         formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -26,7 +26,8 @@ every snapshot of the network against it.  Its modules, in reading order:
 ``grids``        where in task space: :func:`family_task` (class 1
                  :math:`N(0, \sigma_1^2)`, class 2 :math:`N(\mu_2, 1)`), a
                  sweep's :class:`Grid` (axes by :func:`parse_axis`), its
-                 :class:`Unit`\ s of work and :func:`run_unit`
+                 :class:`Unit`\ s of work, :func:`run_unit`, and
+                 :func:`tail_crossing` (the sparse side of a task)
 ``sweeps``       :func:`sweep`: the units in-process, in local processes or on
                  a Dask cluster, into a :class:`Sweep` (tidy table, summary
                  over seeds, CSV)
@@ -63,6 +64,7 @@ from .grids import (
     family_task,
     parse_axis,
     run_unit,
+    tail_crossing,
 )
 from .phase import loss_figure, phase_diagram, save_sweep_figures, tail_mass_figure
 from .recipes import (
@@ -142,6 +144,7 @@ __all__ = [
     "save_sweep_figures",
     "summarize",
     "sweep",
+    "tail_crossing",
     "tail_mass",
     "tail_mass_figure",
     "write_table",

@@ -330,7 +330,8 @@ def run_group(
     Parameters
     ----------
     members : sequence of (task, seed)
-        Tasks by name or as one-dimensional :class:`GaussianClasses`.
+        Tasks by name or as one-dimensional
+        :class:`~scratchnet.gaussian.GaussianClasses`.
     recipe : str or Recipe
     steps : int, optional
     progress : bool, optional

@@ -51,7 +51,7 @@ DEFAULT_SWEEP = {"mu2": "0.5:4:8", "sigma1": "1:2.75:8", "prior1": (0.5,),
 #: The metrics summarised over seeds (median, min and max).
 SWEEP_METRICS = ("max_abs_error", "expected_kl", "accuracy", "loss_gap")
 _KEYS = ("recipe", "loss", "width", "prior1", "sigma1", "mu2")
-_EXPLAINED = ("bayes_accuracy", "crossings", "last_crossing", "tail_mass")
+_EXPLAINED = ("bayes_accuracy", "crossings", "tail_crossing", "tail_mass")
 #: The columns of the summary over seeds.
 SUMMARY_COLUMNS = (*_KEYS, "step", "seeds",
                    *[f"{m}{k}" for m in SWEEP_METRICS for k in ("", "_min", "_max")],
