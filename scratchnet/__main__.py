@@ -37,11 +37,9 @@ Examples
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
@@ -49,16 +47,16 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import experiments
+from .experiments.sweeps import _cpus, _single_threaded_blas  # one pool set-up
 from .tasks import TASKS
 
 __all__ = ["build_parser", "build_sweep_parser", "main"]
 
 DEFAULT_TASKS = tuple(TASKS)
 DEFAULT_RECIPES = ("original", "covering")
-DEFAULT_SEEDS = 3
+DEFAULT_SEEDS = 1
 _PRINTED_STEPS = (100, 1000, 10_000)
-_DEFAULT_RUN_TIME = "20-25 s"  # measured: 21-25 s wall, 2 cores, load average ~2
-_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_DEFAULT_RUN_TIME = "40-50 s"  # measured: 42 and 48 s wall, 2 cores, other work running
 
 
 def _names(kind: str, valid: Sequence[str]) -> Callable[[str], list[str]]:
@@ -95,13 +93,6 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"must be a non-negative integer; got {text!r}")
     return value
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _epilog() -> str:
@@ -179,26 +170,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@contextlib.contextmanager
-def _single_threaded_blas() -> Iterator[None]:
-    """Let worker processes start with one BLAS thread each (restored after).
-
-    The matrices are tiny; with several workers on a few cores, BLAS threads
-    only compete with each other (a step gets up to 2x slower).
-    """
-    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
-    for name in _THREAD_VARIABLES:
-        os.environ.setdefault(name, "1")
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def _units(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int
            ) -> list[tuple[str, list[tuple[str, int]]]]:
     """The work: per recipe, its (task, seed) members split into about ``jobs``
@@ -221,14 +192,15 @@ def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
              say) -> list[experiments.ExperimentResult]:
     """Train every member on the ensemble engine, then draw each (task, recipe)'s
     figure; report as they end and return every seed's result, pair by pair."""
-    units, done = _units(pairs, args, jobs), {}
+    units, done, finished = _units(pairs, args, jobs), {}, []
     start = time.perf_counter()
 
     def trained(unit: tuple[str, list], results: list) -> None:
         for result in results:
             done.setdefault((result.task, result.recipe), []).append(result)
+        finished.append(unit)
         steps = results[0].rows[-1]["step"]
-        say(f"[{len(done)}/{len(pairs)} pairs] {unit[0]}: {len(results)} networks "
+        say(f"[{len(finished)}/{len(units)}] {unit[0]}: {len(results)} networks "
             f"({', '.join(sorted({t for t, _ in unit[1]}))}) x {steps:,} steps in "
             f"{results[0].extra['elapsed']:.1f} s; {time.perf_counter() - start:.1f} s "
             "elapsed")

@@ -427,6 +427,8 @@ def train(
         raise TypeError(f"callback must be callable; got {type(callback).__name__}")
 
     losses, probs, kls = np.empty(steps), [], []
+    # the expected KL goes through log q where the model gives it
+    measured = model if hasattr(model, "predict_log_proba") else model.predict_proba
     done, stopped, report = 0, False, _Progress(steps, progress)
     with np.errstate(all="ignore"):
         for step in range(1, steps + 1):
@@ -439,9 +441,7 @@ def train(
                 if eval_x is not None:
                     probs.append(model.predict_proba(eval_x))
                 if task is not None:
-                    kls.append(task.expected_kl(  # through log q where the model can
-                        model if hasattr(model, "predict_log_proba")
-                        else model.predict_proba))
+                    kls.append(task.expected_kl(measured))
             if callback and callback(step, losses[step - 1], model) is False:
                 stopped = step < steps
                 break

@@ -33,7 +33,6 @@ PAGES = [
     "index",
     "derivation",
     "experiments",
-    "sweeps",
     "conventions",
     "notebooks",
     "performance",

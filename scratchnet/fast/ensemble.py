@@ -99,6 +99,7 @@ class Ensemble:
         self._phi, self._phi_backward = _KERNELS[activation]
         self._pairs = self._layers(self.params)
         self._work: Dict[int, List[np.ndarray]] = {}
+        self._rows: Dict[int, np.ndarray] = {}  # np.arange(S * B), per batch size
         self._cache: Any = None
 
     def __repr__(self) -> str:
@@ -145,9 +146,9 @@ class Ensemble:
         """Fresh gradients (a new flat vector) of the last kept forward pass."""
         activations = self._cache
         grads = FlatParams(np.empty_like(self.params.flat), self.layout)
-        dz = dlogits
+        grad_pairs, dz = self._layers(grads), dlogits
         for layer in range(len(self._pairs) - 1, -1, -1):
-            (W, _), (dW, db) = self._pairs[layer], self._layers(grads)[layer]
+            (W, _), (dW, db) = self._pairs[layer], grad_pairs[layer]
             a = activations[layer]
             np.matmul(a.transpose(0, 2, 1), dz, out=dW)
             np.add.reduce(dz, axis=1, out=db)
@@ -199,7 +200,10 @@ class Ensemble:
         loss = _resolve(loss)
         if loss is not None:  # mse, hinge, any loss object: every member at once
             return member_losses_inplace(logits, t, loss), self._backward(logits)
-        losses = _cross_entropy_and_grad_inplace(logits, t)  # logits -> dL/dlogits
+        rows = self._rows.get(t.size)
+        if rows is None:
+            rows = self._rows[t.size] = np.arange(t.size)
+        losses = _cross_entropy_and_grad_inplace(logits, t, rows)  # -> dL/dlogits
         return losses, self._backward(logits)
 
     def forward(self, x: Any) -> np.ndarray:
@@ -298,19 +302,20 @@ class Ensemble:
         return net
 
 
-def _cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray
-                                    ) -> np.ndarray:
-    """``kernels.cross_entropy_and_grad_inplace`` per member: (S, B, M) logits."""
-    n = logits.shape[1]
-    logits -= np.maximum.reduce(logits, axis=2, keepdims=True)
-    picked = np.take_along_axis(logits, targets[..., None], axis=2)[..., 0]
-    np.exp(logits, out=logits)
-    total = np.add.reduce(logits, axis=2, keepdims=True)
-    losses = (np.log(total[..., 0]).sum(axis=1) - picked.sum(axis=1)) / n
+def _cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
+                                    rows: np.ndarray) -> np.ndarray:
+    """``kernels.cross_entropy_and_grad_inplace`` per member: (S, B, M) logits,
+    (S, B) targets, ``rows = np.arange(S * B)``; returns the S mean losses."""
+    members, n, m = logits.shape
+    flat, t = logits.reshape(-1, m), targets.reshape(-1)
+    flat -= np.maximum.reduce(flat, axis=1, keepdims=True)  # largest logit 0
+    picked = flat[rows, t].reshape(members, n)  # f_{n, c_n} - max_n
+    np.exp(flat, out=flat)
+    total = np.add.reduce(flat, axis=1, keepdims=True)  # in [1, M]
+    losses = (np.log(total).reshape(members, n).sum(axis=1) - picked.sum(axis=1)) / n
     total *= n
-    logits /= total
-    rows = np.arange(logits.shape[0])[:, None], np.arange(n)[None, :]
-    logits[rows[0], rows[1], targets] -= 1.0 / n
+    flat /= total  # q / B
+    flat[rows, t] -= 1.0 / n  # (q - one_hot) / B
     return losses.astype(np.float64)
 
 
