@@ -16,6 +16,8 @@ small.  This package runs that experiment on the tasks of
 every snapshot of the network against it.  Its modules, in reading order:
 
 ===============  ==============================================================
+``pool``         local worker processes: :func:`cpu_count` and
+                 :func:`single_threaded_blas`
 ``recipes``      how to train: :class:`Recipe`, and :data:`RECIPES`
                  (``original``, ``textbook``, ``covering``)
 ``runs``         :func:`run`: train by a recipe, measure each snapshot (the
@@ -67,6 +69,7 @@ from .grids import (
     tail_crossing,
 )
 from .phase import loss_figure, phase_diagram, save_sweep_figures, tail_mass_figure
+from .pool import BLAS_THREAD_VARIABLES, cpu_count, single_threaded_blas
 from .recipes import (
     COVERING,
     LOSSES,
@@ -104,6 +107,7 @@ from .sweeps import DEFAULT_SWEEP, SUMMARY_COLUMNS, SWEEP_METRICS, Sweep, sweep
 
 __all__ = [
     "AXES",
+    "BLAS_THREAD_VARIABLES",
     "COLUMNS",
     "COVERING",
     "DEFAULT_SWEEP",
@@ -128,6 +132,7 @@ __all__ = [
     "Sweep",
     "Unit",
     "convergence_figure",
+    "cpu_count",
     "family_task",
     "format_table",
     "get_recipe",
@@ -142,6 +147,7 @@ __all__ = [
     "run_unit",
     "save_posterior_figure",
     "save_sweep_figures",
+    "single_threaded_blas",
     "summarize",
     "sweep",
     "tail_crossing",
