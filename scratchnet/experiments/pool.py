@@ -29,7 +29,7 @@ def cpu_count() -> int:
     int
         The size of the process's CPU affinity set where the system reports
         one (Linux: a container or ``taskset`` limit counts), else
-        :func:`os.cpu_count`, and 1 when even that is unknown.  At least 1.
+        ``os.cpu_count()``, and 1 when even that is unknown.  At least 1.
 
     Examples
     --------
