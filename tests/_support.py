@@ -39,6 +39,7 @@ CHAPTERS = [
     "plotting.training",
     "plotting.objectives",
     "plotting",
+    "experiments.pool",
     "experiments.recipes",
     "experiments.runs",
     "experiments.report",

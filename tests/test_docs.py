@@ -33,6 +33,7 @@ PAGES = [
     "index",
     "derivation",
     "experiments",
+    "sweeps",
     "conventions",
     "notebooks",
     "performance",

@@ -85,6 +85,22 @@ def test_the_family_holds_the_study_tasks():
     assert experiments.family_task(2, 1.5, prior1=0.3).priors.tolist() == [0.3, 0.7]
 
 
+def test_tail_crossing_finds_the_sparse_side():
+    for name in ("unequal-variance", "sparse-tail"):   # sigma1 > 1: past the last crossing
+        task = sn.tasks.get_task(name)
+        last = task.decision_boundaries()[-1]
+        assert experiments.tail_crossing(task) == (last, experiments.tail_mass(task, last))
+    x, mass = experiments.tail_crossing(experiments.family_task(1.0, 0.625))
+    first = experiments.family_task(1.0, 0.625).decision_boundaries()[0]
+    assert x == first < 0   # sigma1 < 1: class 2 wins both tails, the left one is sparse
+    sample = experiments.family_task(1.0, 0.625).sample(400_000, np.random.default_rng(0))[0]
+    assert mass == pytest.approx(np.mean(sample < first), rel=0.05)
+    x, mass = experiments.tail_crossing(sn.tasks.separated())   # one crossing: a tie
+    assert (x, mass) == (1.5, pytest.approx(0.5))
+    same = sn.GaussianClasses([0.0, 0.0], [1.0, 1.0])
+    assert all(np.isnan(experiments.tail_crossing(same)))
+
+
 def test_units_split_every_member_once_per_shape():
     grid = experiments.Grid("1:3:3", "1,2", losses=("cross_entropy", "hinge"),
                             widths=(8, 16), seeds=(4, 5), steps=(30, 10))

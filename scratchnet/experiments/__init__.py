@@ -16,6 +16,8 @@ small.  This package runs that experiment on the tasks of
 every snapshot of the network against it.  Its modules, in reading order:
 
 ===============  ==============================================================
+``pool``         local worker processes: :func:`cpu_count` and
+                 :func:`single_threaded_blas`
 ``recipes``      how to train: :class:`Recipe`, and :data:`RECIPES`
                  (``original``, ``textbook``, ``covering``)
 ``runs``         :func:`run`: train by a recipe, measure each snapshot (the
@@ -26,7 +28,8 @@ every snapshot of the network against it.  Its modules, in reading order:
 ``grids``        where in task space: :func:`family_task` (class 1
                  :math:`N(0, \sigma_1^2)`, class 2 :math:`N(\mu_2, 1)`), a
                  sweep's :class:`Grid` (axes by :func:`parse_axis`), its
-                 :class:`Unit`\ s of work and :func:`run_unit`
+                 :class:`Unit`\ s of work, :func:`run_unit`, and
+                 :func:`tail_crossing` (the sparse side of a task)
 ``sweeps``       :func:`sweep`: the units in-process, in local processes or on
                  a Dask cluster, into a :class:`Sweep` (tidy table, summary
                  over seeds, CSV)
@@ -63,8 +66,10 @@ from .grids import (
     family_task,
     parse_axis,
     run_unit,
+    tail_crossing,
 )
 from .phase import loss_figure, phase_diagram, save_sweep_figures, tail_mass_figure
+from .pool import BLAS_THREAD_VARIABLES, cpu_count, single_threaded_blas
 from .recipes import (
     COVERING,
     LOSSES,
@@ -102,6 +107,7 @@ from .sweeps import DEFAULT_SWEEP, SUMMARY_COLUMNS, SWEEP_METRICS, Sweep, sweep
 
 __all__ = [
     "AXES",
+    "BLAS_THREAD_VARIABLES",
     "COLUMNS",
     "COVERING",
     "DEFAULT_SWEEP",
@@ -126,6 +132,7 @@ __all__ = [
     "Sweep",
     "Unit",
     "convergence_figure",
+    "cpu_count",
     "family_task",
     "format_table",
     "get_recipe",
@@ -140,8 +147,10 @@ __all__ = [
     "run_unit",
     "save_posterior_figure",
     "save_sweep_figures",
+    "single_threaded_blas",
     "summarize",
     "sweep",
+    "tail_crossing",
     "tail_mass",
     "tail_mass_figure",
     "write_table",

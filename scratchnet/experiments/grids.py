@@ -16,8 +16,12 @@ task                  :math:`\mu_2`   :math:`\sigma_1`
 :math:`\sigma_1 > 1` the wide class wins again far to the right, past a
 second crossing of :math:`P(c_1 \mid x) = 1/2`; the input mass past that last
 crossing, :math:`P(X > x_\mathrm{last})` (:func:`scratchnet.experiments.tail_mass`),
-is what the loss sees of the posterior there.  A sweep trains networks on a
-grid of the family and measures each against its exact posterior.
+is what the loss sees of the posterior there.  Where :math:`\sigma_1 < 1`
+class 2 is the wide one and wins both tails, and the sparse side is the left
+one, before the first crossing.  :func:`tail_crossing` finds the crossing
+with the least input mass beyond it, and that mass, for any task of the
+family.  A sweep trains networks on a grid of the family and measures each
+against its exact posterior.
 
 A :class:`Grid` is the crossing of the axes :math:`\mu_2 \times \sigma_1
 \times \pi_1` with recipes, losses, hidden widths, step budgets and seeds.
@@ -48,7 +52,7 @@ from .recipes import LOSSES, RECIPES, get_recipe
 from .runs import run_group, tail_mass
 
 __all__ = ["AXES", "STUDY_TASKS", "SWEEP_COLUMNS", "Grid", "Unit", "family_task",
-           "parse_axis", "run_unit"]
+           "parse_axis", "run_unit", "tail_crossing"]
 
 #: The study's three tasks as points of the family: name -> (mu2, sigma1).
 STUDY_TASKS = {"separated": (3.0, 1.0), "unequal-variance": (1.0, 2.0),
@@ -63,7 +67,7 @@ AXES = {"mu2": ("number", None, None), "sigma1": ("number", 0.0, None),
 #: The columns of a sweep's tidy table: one row per point, budget, loss and seed.
 SWEEP_COLUMNS = ("mu2", "sigma1", "prior1", "recipe", "loss", "width", "seed", "step",
                  "max_abs_error", "expected_kl", "accuracy", "bayes_accuracy",
-                 "loss_gap", "crossings", "last_crossing", "tail_mass")
+                 "loss_gap", "crossings", "tail_crossing", "tail_mass")
 
 
 def family_task(mu2: float, sigma1: float, prior1: float = 0.5) -> GaussianClasses:
@@ -98,6 +102,47 @@ def family_task(mu2: float, sigma1: float, prior1: float = 0.5) -> GaussianClass
     name = f"mu2={mu2:g},sigma1={sigma1:g}" + (
         "" if prior1 == 0.5 else f",prior1={prior1:g}")
     return GaussianClasses([0.0, mu2], [sigma1, 1.0], [prior1, 1.0 - prior1], name=name)
+
+
+def tail_crossing(task: GaussianClasses) -> tuple[float, float]:
+    r"""The outermost crossing with the least input mass beyond it, and that mass.
+
+    Parameters
+    ----------
+    task : GaussianClasses
+        One-dimensional, two classes.
+
+    Returns
+    -------
+    (float, float)
+        The crossing of :math:`P(c_1 \mid x) = 1/2` and the probability of
+        the inputs beyond it: the last crossing and :math:`P(X > x_\mathrm{last})`,
+        or the first one and :math:`P(X < x_\mathrm{first})` when that is
+        smaller (a tie goes to the last); ``(nan, nan)`` without a crossing.
+        In the family, the last crossing for :math:`\sigma_1 \ge 1` (the
+        study's tasks), the first for :math:`\sigma_1 < 1`.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> x, mass = sn.experiments.tail_crossing(sn.tasks.sparse_tail())
+    >>> print(f"{x:.3f} {mass:.2e}")
+    6.418 4.90e-04
+    >>> x, mass = sn.experiments.tail_crossing(sn.experiments.family_task(1, 0.625))
+    >>> print(f"{x:.3f} {mass:.2e}")   # class 2 wins both tails: the left one
+    -1.927 1.37e-03
+    """
+    crossings = task.decision_boundaries()
+    if not crossings.size:
+        return math.nan, math.nan
+    last, first = float(crossings[-1]), float(crossings[0])
+    right = tail_mass(task, last)
+    scales = np.asarray(task.scales, dtype=float)
+    sd = scales if scales.ndim == 1 else np.sqrt(scales.reshape(-1))  # (M,) or 1x1
+    mu = np.asarray(task.means, dtype=float).reshape(-1)
+    left = float(sum(p * 0.5 * math.erfc((m - first) / (s * math.sqrt(2)))
+                     for p, m, s in zip(task.priors, mu, sd)))
+    return (first, left) if left < right else (last, right)
 
 
 def _number(value: Any, name: str) -> float:
@@ -265,11 +310,10 @@ def run_unit(unit: Unit) -> list[dict[str, Any]]:
     rows = []
     for (mu2, sigma1, prior1, seed), result in zip(unit.members, results):
         task = tasks[mu2, sigma1, prior1]
-        crossings = task.decision_boundaries()
-        last = float(crossings[-1]) if crossings.size else math.nan
-        explained = {"crossings": ";".join(f"{x:.6g}" for x in crossings),
-                     "last_crossing": last,
-                     "tail_mass": tail_mass(task, last) if crossings.size else math.nan}
+        crossing, mass = tail_crossing(task)
+        crossings = ";".join(f"{x:.6g}" for x in task.decision_boundaries())
+        explained = {"crossings": crossings, "tail_crossing": crossing,
+                     "tail_mass": mass}
         for row in result.rows:
             if row["step"] in unit.steps:
                 rows.append({"mu2": mu2, "sigma1": sigma1, "prior1": prior1,

@@ -7,10 +7,12 @@ posterior?":
   :math:`\max_{x \in [-4, 7]} |q(c \mid x) - P(c \mid x)|` on the
   :math:`\mu_2 \times \sigma_1` grid, one cell per grid point, one panel per
   budget, with the study's three tasks marked and the contours of the input
-  mass past the last crossing, :math:`P(X > x_\mathrm{last})`;
-* :func:`tail_mass_figure`: that error (and the expected KL) against
-  :math:`P(X > x_\mathrm{last})` for every grid point, the study's "sparse
-  data" explanation tested on the whole grid instead of one task;
+  mass past the last crossing, :math:`P(X > x_\mathrm{last})` (for
+  :math:`\sigma_1 < 1`, before the first:
+  :func:`~scratchnet.experiments.tail_crossing`);
+* :func:`tail_mass_figure`: that error (and the expected KL) against that
+  mass for every grid point, the study's "sparse data" explanation tested on
+  the whole grid instead of one task;
 * :func:`loss_figure`: for each loss, the error, the expected KL and the
   accuracy below the Bayes accuracy against the budget, the median over the
   grid with its quartiles: which losses reach the posterior, and how fast.
@@ -30,8 +32,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
 from ..plotting import CLASS_COLORS
-from .grids import STUDY_TASKS, family_task
-from .runs import EVAL_X, tail_mass
+from .grids import STUDY_TASKS, family_task, tail_crossing
+from .runs import EVAL_X
 from .sweeps import Sweep
 
 __all__ = ["loss_figure", "phase_diagram", "save_sweep_figures", "tail_mass_figure"]
@@ -39,6 +41,7 @@ __all__ = ["loss_figure", "phase_diagram", "save_sweep_figures", "tail_mass_figu
 _LABELS = {"max_abs_error": r"median $\max_{x\in[-4,7]}|q(c\mid x)-P(c\mid x)|$",
            "expected_kl": r"median $E_x\,KL(P\,\|\,q)$ (nats)",
            "accuracy": "median accuracy", "loss_gap": "median loss - Bayes floor"}
+_SMALLEST_MASS = 1e-8  # the tail-mass axis starts here
 _LOSS_NAMES = {"cross_entropy": "cross-entropy", "mse": "squared error (Brier)",
                "hinge": "hinge"}
 
@@ -59,40 +62,38 @@ def _sorted_matrix(result: Sweep, values: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=8)
-def _last_crossings(mu2: tuple, sigma1: tuple, prior1: float) -> tuple:
-    """The last crossing and the mass past it on a mesh (NaN where none)."""
-    last = np.full((len(sigma1), len(mu2)), np.nan)
-    mass = np.full_like(last, np.nan)
-    for i, s in enumerate(sigma1):
-        for j, m in enumerate(mu2):
-            task = family_task(m, s, prior1)
-            crossings = task.decision_boundaries()
-            if crossings.size == 2 and crossings[-1] > m:  # past class 2: the tail
-                last[i, j] = crossings[-1]
-                mass[i, j] = tail_mass(task, float(crossings[-1]))
-    return last, mass
+def _tail_mesh(mu2: tuple, sigma1: tuple, prior1: float) -> tuple:
+    """:func:`tail_crossing` of every task of a mesh (NaN where none)."""
+    pairs = [[tail_crossing(family_task(m, s, prior1)) for m in mu2] for s in sigma1]
+    return (np.array([[p[0] for p in row] for row in pairs]),
+            np.array([[p[1] for p in row] for row in pairs]))
+
+
+def _outside(crossing: np.ndarray) -> np.ndarray:
+    """How far a crossing lies outside the plotted range (negative: inside)."""
+    return np.maximum(crossing - EVAL_X[-1], EVAL_X[0] - crossing)
 
 
 def _tail_contours(ax: Any, mu2_edges: np.ndarray, sigma1_edges: np.ndarray,
                    prior1: float) -> None:
-    """Dashed contours of log10 P(X > last crossing) where that crossing lies past
-    class 2 and on the plotted range (x <= 7), and a dotted line where it leaves
-    the range."""
+    """Dashed contours of log10 of the tail mass where its crossing lies on the
+    plotted range, and a dotted line where the crossing leaves the range."""
     mu2 = np.linspace(mu2_edges[0], mu2_edges[-1], 40)
     sigma1 = np.linspace(max(sigma1_edges[0], 1e-3), sigma1_edges[-1], 40)
-    last, mass = _last_crossings(tuple(mu2), tuple(sigma1), prior1)
+    crossing, mass = _tail_mesh(tuple(mu2), tuple(sigma1), prior1)
+    outside = _outside(crossing)
     with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.where(last <= EVAL_X[-1], np.log10(mass), np.nan)
+        logs = np.where(outside <= 0, np.log10(mass), np.nan)
     low, high = np.nanmin(logs, initial=np.inf), np.nanmax(logs, initial=-np.inf)
     levels = [level for level in (-4, -3, -2) if low < level < high]
     if levels:
         lines = ax.contour(mu2, sigma1, logs, levels=levels, colors="white",
                            linewidths=0.9, linestyles="--")
         ax.clabel(lines, fmt=lambda v: f"tail 1e{v:.0f}", fontsize="x-small")
-    if np.nanmin(last, initial=np.inf) < EVAL_X[-1] < np.nanmax(last, initial=-np.inf):
-        edge = ax.contour(mu2, sigma1, last, levels=[EVAL_X[-1]], colors="white",
+    if np.nanmin(outside, initial=np.inf) < 0 < np.nanmax(outside, initial=-np.inf):
+        edge = ax.contour(mu2, sigma1, outside, levels=[0.0], colors="white",
                           linewidths=1.2, linestyles=":")
-        ax.clabel(edge, fmt=lambda v: f"last crossing x = {v:g}", fontsize="x-small")
+        ax.clabel(edge, fmt=lambda v: "crossing at the edge", fontsize="x-small")
 
 
 def _mark_study_tasks(ax: Any, mu2_edges: np.ndarray, sigma1_edges: np.ndarray,
@@ -127,7 +128,9 @@ def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
     recipe, loss, width, prior1 : optional
         The slice (default: the first value of each axis).
     contours : bool, default True
-        Draw the contours of the tail mass past the last crossing.
+        Draw the contours of the tail mass (dashed, where its crossing lies on
+        the plotted range :math:`[-4, 7]`) and where that crossing leaves the
+        range (dotted).
 
     Returns
     -------
@@ -185,7 +188,7 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
                      recipe: Optional[str] = None, loss: Optional[str] = None,
                      width: Optional[int] = None,
                      prior1: Optional[float] = None) -> Figure:
-    r"""The error against the input mass past the last crossing, every grid point.
+    r"""The error against the input mass past the tail crossing, every grid point.
 
     Parameters
     ----------
@@ -199,9 +202,11 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
     -------
     matplotlib.figure.Figure
         Two log-log panels, the median :math:`\max |q - P|` and the median
-        expected KL against :math:`P(X > x_\mathrm{last})`; hollow markers
-        where the last crossing lies beyond the plotted range (x > 7), the
-        study's tasks named.  Points without a crossing are left out.
+        expected KL against the mass past the tail crossing
+        (:func:`~scratchnet.experiments.tail_crossing`; masses below
+        :math:`10^{-8}` drawn at :math:`10^{-8}`); hollow markers where the
+        crossing lies outside the plotted range :math:`[-4, 7]`, the study's
+        tasks named.  Points without a crossing are left out.
 
     Examples
     --------
@@ -218,11 +223,11 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
     for k, step in enumerate(steps):
         rows = [r for r in result.summary() if r["step"] == step and all(
             r[key] == chosen[key] for key in ("recipe", "loss", "width", "prior1"))]
-        rows = [r for r in rows if np.isfinite(r["tail_mass"]) and r["tail_mass"] > 0]
-        inside = np.array([r["last_crossing"] <= EVAL_X[-1] for r in rows], dtype=bool)
+        rows = [r for r in rows if np.isfinite(r["tail_mass"])]
+        inside = _outside(np.array([r["tail_crossing"] for r in rows])) <= 0
         color = CLASS_COLORS[k % len(CLASS_COLORS)]
         for ax, metric in zip(axes, ("max_abs_error", "expected_kl")):
-            x = np.array([r["tail_mass"] for r in rows])
+            x = np.maximum([r["tail_mass"] for r in rows], _SMALLEST_MASS)
             y = np.array([r[metric] for r in rows])
             ax.scatter(x[inside], y[inside], s=22, color=color, alpha=0.8,
                        label=f"{step:,} steps")
@@ -232,20 +237,23 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
                 for r in rows:
                     for name, point in STUDY_TASKS.items():
                         if (r["mu2"], r["sigma1"]) == point and chosen["prior1"] == 0.5:
-                            ax.annotate(name, (r["tail_mass"], r[metric]),
+                            ax.annotate(name, (max(r["tail_mass"], _SMALLEST_MASS),
+                                               r[metric]),
                                         xytext=(5, 5), textcoords="offset points",
                                         fontsize="small")
     for ax, metric in zip(axes, ("max_abs_error", "expected_kl")):
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(r"input mass past the last crossing, $P(X > x_{last})$")
+        ax.set_xlim(_SMALLEST_MASS / 2, 1.0)
+        ax.set_xlabel("input mass past the tail crossing (the last one, "
+                      r"$P(X > x_{last})$, for $\sigma_1 \geq 1$)")
         ax.set_ylabel(_LABELS[metric])
         ax.grid(True, which="major", alpha=0.3)
-    axes[0].legend(title="filled: last crossing in [-4, 7]", fontsize="small",
+    axes[0].legend(title="filled: the crossing lies in [-4, 7]", fontsize="small",
                    title_fontsize="small")
     fig.suptitle(f"{len(grid.mu2) * len(grid.sigma1)} tasks, "
                  f"{_LOSS_NAMES.get(chosen['loss'], chosen['loss'])}: the less data "
-                 "past the last crossing, the larger the error", fontsize="medium")
+                 "past the crossing, the larger the error", fontsize="medium")
     return fig
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -40,6 +39,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from .grids import STUDY_TASKS, SWEEP_COLUMNS, Grid, Unit, run_unit
+from .pool import cpu_count, single_threaded_blas
 
 __all__ = ["DEFAULT_SWEEP", "SUMMARY_COLUMNS", "SWEEP_METRICS", "Sweep", "sweep"]
 
@@ -51,12 +51,11 @@ DEFAULT_SWEEP = {"mu2": "0.5:4:8", "sigma1": "1:2.75:8", "prior1": (0.5,),
 #: The metrics summarised over seeds (median, min and max).
 SWEEP_METRICS = ("max_abs_error", "expected_kl", "accuracy", "loss_gap")
 _KEYS = ("recipe", "loss", "width", "prior1", "sigma1", "mu2")
-_EXPLAINED = ("bayes_accuracy", "crossings", "last_crossing", "tail_mass")
+_EXPLAINED = ("bayes_accuracy", "crossings", "tail_crossing", "tail_mass")
 #: The columns of the summary over seeds.
 SUMMARY_COLUMNS = (*_KEYS, "step", "seeds",
                    *[f"{m}{k}" for m in SWEEP_METRICS for k in ("", "_min", "_max")],
                    *_EXPLAINED)
-_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 @dataclass
@@ -421,14 +420,14 @@ def _executor(jobs: Optional[int], scheduler: Any) -> Iterator[tuple]:
                 lambda units: _on_dask(client, units))
         return
     if jobs is None:
-        jobs = _cpus()
+        jobs = cpu_count()
     if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer; got {jobs!r}")
     if jobs == 1:
         yield 1, "in-process", lambda units: ((i, run_unit(u))
                                               for i, u in enumerate(units))
         return
-    with _single_threaded_blas(), ProcessPoolExecutor(
+    with single_threaded_blas(), ProcessPoolExecutor(
             jobs, mp_context=get_context("spawn")) as pool:
         def run_all(units: list[Unit]) -> Iterator[tuple]:
             futures = {pool.submit(run_unit, unit): i for i, unit in enumerate(units)}
@@ -463,27 +462,3 @@ def _on_dask(client: Any, units: list[Unit]) -> Iterator[tuple]:
     index = {future.key: i for i, future in enumerate(futures)}
     for future in completed(futures):
         yield index[future.key], future.result()
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-@contextlib.contextmanager
-def _single_threaded_blas() -> Iterator[None]:
-    """Worker processes start with one BLAS thread each (the matrices are tiny)."""
-    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
-    for name in _THREAD_VARIABLES:
-        os.environ.setdefault(name, "1")
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
