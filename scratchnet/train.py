@@ -203,7 +203,7 @@ def _check_outputs(model: Any, task: Any, loss: Any) -> None:
                              "one output per class)")
         return
     raise ValueError(f"the task has {classes} classes but the model has {sizes[-1]} "
-                     "outputs")
+                     f"outputs: build it with one per class (sizes[-1] = {classes})")
 
 
 # --- the optimiser, the schedule, the snapshots -------------------------------
@@ -243,12 +243,12 @@ def _optimizer(model: Any, optimizer: Any, lr: Any, first: float | None,
 
 def _lr_at(lr: Any, step: int) -> float:
     """The learning rate for update ``step + 1`` (0-based ``step``)."""
-    if not callable(lr):
+    if not callable(lr):  # a constant 0 would train nothing
         return check_scalar(lr, "lr", low=0.0, low_inclusive=False, high=math.inf,
                             high_inclusive=False)
-    try:
-        return check_scalar(lr(step), f"lr({step})", low=0.0, low_inclusive=False,
-                            high=math.inf, high_inclusive=False)
+    try:  # a schedule may pass through 0 (a step that changes nothing)
+        return check_scalar(lr(step), f"lr({step})", low=0.0, high=math.inf,
+                            high_inclusive=False)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"the schedule returned a bad learning rate: {exc}") from None
 
@@ -348,9 +348,10 @@ def train(
         Samples per step (at most n for a fixed dataset).
     lr : float or callable, optional
         Learning rate :math:`\eta > 0`, or a schedule ``lr(step) -> float``
-        called with the 0-based index of each update and written to
-        ``optimizer.lr`` before it.  Required with a string ``optimizer``;
-        with an optimiser instance only a schedule may be given.
+        (:mod:`scratchnet.schedules`; rates >= 0) called with the 0-based
+        index of each update and written to ``optimizer.lr`` before it.
+        Required with a string ``optimizer``; with an optimiser instance
+        only a schedule may be given.
     momentum : float, default 0.0
         SGD momentum (``optimizer="sgd"`` only).
     optimizer : {"sgd", "adam"} or Optimizer, default "sgd"

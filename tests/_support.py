@@ -22,6 +22,7 @@ CHAPTERS = [
     "layers",
     "mlp",
     "optim",
+    "schedules",
     "history",
     "train",
     "metrics",

@@ -25,10 +25,10 @@ ideal labeller ``task.sample_labels``, and an annealed learning rate.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Union
+
+from ..schedules import CosineAnnealingLR
 
 __all__ = [
     "COVERING",
@@ -84,7 +84,8 @@ class Recipe:
     schedule : {"constant", "cosine"}, default "constant"
         ``"cosine"`` anneals ``lr`` to ``lr_final`` over the run's :math:`T`
         steps: :math:`\eta_t = \eta_\mathrm{final} + \tfrac12 (\eta -
-        \eta_\mathrm{final})(1 + \cos(\pi t / T))`, :math:`t = 0, \dots, T-1`.
+        \eta_\mathrm{final})(1 + \cos(\pi t / T))`, :math:`t = 0, \dots, T-1`
+        (:class:`scratchnet.CosineAnnealingLR` with ``T_max = T``).
     lr_final : float, default 0.0
     momentum : float, default 0.0
         SGD only.
@@ -132,7 +133,7 @@ class Recipe:
     description: str = ""
     loss: str = "cross_entropy"
 
-    def learning_rate(self, steps: int) -> Union[float, Callable[[int], float]]:
+    def learning_rate(self, steps: int) -> Union[float, CosineAnnealingLR]:
         """The ``lr`` argument of :func:`scratchnet.train` for a run of ``steps``.
 
         Parameters
@@ -142,7 +143,7 @@ class Recipe:
 
         Returns
         -------
-        float or callable
+        float or CosineAnnealingLR
             ``lr`` itself, or the schedule ``t -> rate`` (``t`` from 0).
 
         Examples
@@ -157,9 +158,7 @@ class Recipe:
         if self.schedule != "cosine":
             raise ValueError(f"schedule must be 'constant' or 'cosine'; "
                              f"got {self.schedule!r}")
-        lr, lr_final, steps = self.lr, self.lr_final, max(steps, 1)
-        return lambda t: lr_final + 0.5 * (lr - lr_final) * (
-            1.0 + math.cos(math.pi * t / steps))
+        return CosineAnnealingLR(self.lr, T_max=max(steps, 1), eta_min=self.lr_final)
 
 
 #: The original study's setting, exactly: PyTorch's default initialisation, float32.
