@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import experiments
+from .experiments.report import LOSS_GAP_NOTE
 from .experiments.sweeps import _cpus, _single_threaded_blas  # one pool set-up
 from .tasks import TASKS
 
@@ -57,13 +58,7 @@ DEFAULT_RECIPES = ("original", "covering")
 DEFAULT_SEEDS = 1
 _PRINTED_STEPS = (100, 1000, 10_000)
 _DEFAULT_RUN_TIME = "40-50 s"  # measured: 42 and 48 s wall, 2 cores, other work running
-#: The most memory the runs' records may ask for: checked before anything is allocated.
-MAX_RUN_BYTES = 2 * 2**30
-_LOSS_GAP_NOTE = (
-    "loss - Bayes loss: the mean mini-batch loss of the last 500 steps minus the Bayes "
-    "loss H(C|X). A negative value is a finite-sample estimate below the population "
-    "floor (sampling noise of the estimate, and on a fixed training sample the fit to "
-    "that sample), not a model better than the Bayes posterior.")
+MAX_RUN_BYTES = 2 * 2**30  #: the most the runs' records may ask for, checked first
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -106,16 +101,13 @@ def _out_dir(text: str) -> Path:
     """An argparse type: a directory to write into (made if missing), not a file."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"must be a directory path; got {text!r}")
-    path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"must be a directory; got {text!r}, which "
-                                         "is a file")
-    return path
+    if Path(text).exists() and not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"must be a directory; got {text!r}, a file")
+    return Path(text)
 
 
 def _run_bytes(pairs: list[tuple[str, str]], steps: Optional[int], seeds: int) -> int:
-    """The memory the runs' records ask for: each network's loss per step and, for
-    the covering recipe, the inputs and labels it draws before training."""
+    """Bytes of the runs' records: losses, and the inputs covering draws up front."""
     total = 0
     for _, name in pairs:
         recipe = experiments.get_recipe(name)
@@ -341,8 +333,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if needed > MAX_RUN_BYTES:
         parser.error(f"--steps {args.steps or 'default'} with --seeds {args.seeds} "
                      f"asks for about {needed / 2**30:,.3g} GiB for {len(pairs)} runs "
-                     f"(more than {MAX_RUN_BYTES / 2**30:g} GiB): lower --steps or "
-                     "--seeds")
+                     f"(at most {MAX_RUN_BYTES / 2**30:g} GiB): lower them")
     jobs = min(args.jobs or _cpus(), len(pairs))
 
     def say(message: str) -> None:
@@ -370,7 +361,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not args.quiet:
         print(experiments.format_table(experiments.summarize(
             results, _PRINTED_STEPS, over_seeds=args.seeds > 1)))
-        print(_LOSS_GAP_NOTE)
+        print(LOSS_GAP_NOTE)
         for note in _tail_notes(results):
             print(note)
     say(f"wrote {len(pairs) + 1} figures and summary.csv, summary.md to {args.out} "

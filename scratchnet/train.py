@@ -84,6 +84,8 @@ def train_step(model: Any, optimizer: Any, x: Any, targets: Any, *,
     >>> bool(second < first)
     True
     """
+    if not callable(getattr(optimizer, "step", None)):
+        raise TypeError(f"optimizer must have .step(grads); got {optimizer!r}")
     if loss is None:
         value, grads = model.loss_and_grads(x, targets)  # forward, loss, backward
     else:
@@ -260,10 +262,6 @@ def _snapshots(snapshot_steps: Any, steps: int) -> Sequence[int]:
         raise ValueError(f"snapshot_steps must be in [1, steps={steps}]; "
                          f"got {snaps[-1]}")
     return snaps
-
-
-def _params_finite(model: Any) -> bool:
-    return all(np.isfinite(p).all() for p in model.params.values())
 
 
 def _step_or_explain(model: Any, opt: Any, x: Any, c: Any, loss: Any,
@@ -448,7 +446,7 @@ def train(
                 break
             report.update(step, losses[step - 1])
     elapsed = report.close(done, losses[done - 1])
-    if not _params_finite(model):
+    if not all(np.isfinite(p).all() for p in model.params.values()):
         raise FloatingPointError(f"the parameters became NaN or infinite at step "
                                  f"{done} (lr={opt.lr:g}); try a smaller learning rate")
     return History(

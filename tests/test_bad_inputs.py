@@ -618,7 +618,11 @@ bad("sn.train[one output, fixed data]", _train(model=sn.MLP([1, 4, 1]),
 bad("sn.train_step[targets]", lambda: sn.train_step(M, sn.SGD(M.params, 0.1), [0.0],
                                                      [4]), ValueError, "targets")
 bad("sn.History.from_dict[missing]", lambda: sn.History.from_dict({"losses": [1.0]}),
-    KeyError, "elapsed")
+    ValueError, "^d must have the keys .*missing elapsed")
+bad("sn.History.from_dict[not a dict]", lambda: sn.History.from_dict([1.0]), TypeError,
+    "^d must be a dict")
+bad("sn.train_step[optimizer]", lambda: sn.train_step(M, None, [0.0], [0]),
+    TypeError, r"^optimizer must have \.step\(grads\); got None")
 
 # --- metrics ---------------------------------------------------------------------------
 for fn in ("calibration_bins", "expected_calibration_error"):
@@ -930,7 +934,7 @@ for argv, option, *owner in [
         (["--recipes", ""], "--recipes: must name at least one recipe"),
         (["--recipes", "cookbook"], "--recipes: unknown recipe"),
         (["--out", ""], "--out: must be a directory path; got ''"),
-        (["--out", __file__], "--out: must be a directory; got .* which is a file"),
+        (["--out", __file__], "--out: must be a directory; got .*, a file"),
         (["--steps", "1000000000000"], "--steps 1000000000000 .* GiB"),
         (["--steps", "100000", "--seeds", "100000"], "--steps 100000 with --seeds 100000"),
         (["--steps", "0"], "--steps: must be a positive integer; got 0"),

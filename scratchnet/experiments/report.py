@@ -29,6 +29,7 @@ from .recipes import ORIGINAL_STUDY
 from .runs import COLUMNS, ExperimentResult, run
 
 __all__ = [
+    "LOSS_GAP_NOTE",
     "METRICS",
     "ORIGINAL_REPORTED",
     "ORIGINAL_REPORTED_STEP",
@@ -48,6 +49,12 @@ ORIGINAL_REPORTED = {"separated": (0.05, 0.05), "unequal-variance": (0.04, 0.08)
 ORIGINAL_REPORTED_STEP = 10_000
 
 _FIGURE_STEPS = (100, 1000, 10_000)
+#: The footnote of a printed table: what a negative ``loss - Bayes loss`` means.
+LOSS_GAP_NOTE = (
+    "loss - Bayes loss: the mean mini-batch loss of the last 500 steps minus the Bayes "
+    "loss H(C|X). A negative value is a finite-sample estimate below the population "
+    "floor (sampling noise of the estimate, and on a fixed training sample the fit to "
+    "that sample), not a model better than the Bayes posterior.")
 _CITATION = "Original study: " + ORIGINAL_STUDY
 
 
