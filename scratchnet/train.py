@@ -149,10 +149,10 @@ def epochs(x: np.ndarray, c: np.ndarray, batch_size: int,
     >>> [len(next(batches)[0]) for _ in range(4)]
     [2, 2, 1, 2]
     """
-    n = len(x)
+    batch_size = check_positive_int(batch_size, "batch_size")
     while True:
-        order = rng.permutation(n)
-        for start in range(0, n, batch_size):
+        order = rng.permutation(len(x))
+        for start in range(0, len(x), batch_size):
             batch = order[start:start + batch_size]
             yield x[batch], c[batch]
 

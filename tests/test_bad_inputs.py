@@ -125,12 +125,9 @@ bad("sn.expected_kl[shapes]",
     lambda: sn.expected_kl(np.full((3, 2), 0.5), np.full((4, 2), 0.5), np.full(3, 1 / 3)),
     ValueError,
     "shape")
-bad("sn.nats_to_bits[strings]", lambda: sn.nats_to_bits("a"), TypeError, "nats",
-    owner="numerics")
-bad("sn.bits_to_nats[strings]", lambda: sn.bits_to_nats("a"), TypeError, "bits",
-    owner="numerics")
-bad("sn.nats_to_bits[NaN]", lambda: sn.nats_to_bits(NAN), ValueError, "nats",
-    owner="numerics")
+bad("sn.nats_to_bits[strings]", lambda: sn.nats_to_bits("a"), TypeError, "^x ")
+bad("sn.bits_to_nats[strings]", lambda: sn.bits_to_nats("a"), TypeError, "^x ")
+bad("sn.nats_to_bits[NaN]", lambda: sn.nats_to_bits(NAN), ValueError, "^x ")
 
 # --- one_hot --------------------------------------------------------------------------
 bad("sn.one_hot[float targets]", lambda: sn.one_hot([0.0, 1.0], 2), TypeError,
@@ -617,6 +614,16 @@ bad("sn.train[one output, fixed data]", _train(model=sn.MLP([1, 4, 1]),
     ValueError, "binary_cross_entropy")
 bad("sn.train_step[targets]", lambda: sn.train_step(M, sn.SGD(M.params, 0.1), [0.0],
                                                      [4]), ValueError, "targets")
+bad("sn.train.epochs[batch_size 0]", lambda: next(sn.train.__module__ and __import__(
+    "scratchnet.train", fromlist=["epochs"]).epochs(X10, C10, 0, np.random.default_rng(
+        0))), ValueError, "^batch_size must be an integer >= 1; got 0")
+bad("fast.FlatParams.unflatten[vector size]", lambda: fast.FlatParams(
+    np.zeros(2), (("w", (2,)),)).unflatten(np.zeros(3)), ValueError, "vector",
+    owner="engine")
+bad("Loss.grad[targets]", lambda: sn.objectives.CrossEntropyLoss().grad(
+    np.zeros((2, 2)), [0, 5]), ValueError, "targets")
+bad("experiments.ExperimentResult[task]", lambda: experiments.ExperimentResult(
+    3, "textbook", 0, None, X, X, []), TypeError, "task", owner="sweep")
 bad("sn.History.from_dict[missing]", lambda: sn.History.from_dict({"losses": [1.0]}),
     ValueError, "^d must have the keys .*missing elapsed")
 bad("sn.History.from_dict[not a dict]", lambda: sn.History.from_dict([1.0]), TypeError,
