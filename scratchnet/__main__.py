@@ -158,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         ``--format``, ``--jobs``, ``--quiet``; bad values exit with code 2 and
         one line naming the option, what it expects and what it got (also
         for step and seed counts whose records would not fit in
-        :data:`MAX_RUN_BYTES`, checked before anything is allocated).
+        ``MAX_RUN_BYTES``, 2 GiB, checked before anything is allocated).
 
     Examples
     --------
