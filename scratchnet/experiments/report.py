@@ -314,8 +314,9 @@ def posterior_figure(result: Union[ExperimentResult, Sequence[ExperimentResult]]
     ax.set_title(f"{first.task}: {classes}; recipe {first.recipe}, {seeds}",
                  fontsize="medium")
     if first.recipe == "original":  # the study's own setting: cite it
-        fig.subplots_adjust(bottom=0.15)
-        fig.text(0.01, 0.01, "recipe original: the setting of " + ORIGINAL_STUDY,
+        fig.subplots_adjust(bottom=0.17)
+        title, link = ORIGINAL_STUDY.rsplit(", ", 1)
+        fig.text(0.01, 0.01, f"recipe original: the setting of {title},\n{link}",
                  fontsize="x-small", color="0.3")
     return fig
 

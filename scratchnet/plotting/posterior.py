@@ -135,8 +135,10 @@ def plot_posterior_fit(
             where = ", ".join(f"{v:.3f}" for v in shown)
             ax.axvline(b, color="0.25", ls=":", lw=1.2,
                        label=f"Bayes decision boundary: x = {where}" if j == 0 else "_")
-            ax.annotate(f"x = {b:.3f}", (b, 1.0), xytext=(3, -3), fontsize="x-small",
-                        textcoords="offset points", ha="left", va="top", color="0.25")
+            right = b > (x[0] + x[-1]) / 2  # the text on the side with room
+            ax.annotate(f"x = {b:.3f}", (b, 1.0), xytext=(-3 if right else 3, -3),
+                        textcoords="offset points", ha="right" if right else "left",
+                        va="top", fontsize="x-small", color="0.25")
     ax.set(xlabel="$x$", ylabel=r"probability; density $P(x, c)$",
            xlim=(x[0], x[-1]), ylim=(-0.02, 1.02))
     ax.legend(fontsize="small", framealpha=0.9, loc="best")
