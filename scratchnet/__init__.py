@@ -27,6 +27,8 @@ The modules read in order, like chapters; each imports only those above it.
                      log_softmax
 ``mlp``              TwoLayerMLP and MLP: the chain of the layer pairs
 ``optim``            Optimizer, SGD and Adam: one update rule each
+``schedules``        learning-rate schedules t -> rate (StepLR, CosineAnnealingLR,
+                     LinearLR warm-up, SequentialLR), as PyTorch's
 ``history``          History: what a training run records
 ``train``            train_step (forward, backward, update) and train
 ``metrics``          the numbers behind the figures: calibration (ECE), Gaussian
@@ -63,6 +65,7 @@ from . import (
     mlp,
     objectives,
     optim,
+    schedules,
     scoring,
     tasks,
     units,
@@ -83,6 +86,7 @@ from .losses import (
 from .mlp import MLP, TwoLayerMLP
 from .objectives import get_loss
 from .optim import SGD, Adam, Optimizer
+from .schedules import Constant, CosineAnnealingLR, LinearLR, SequentialLR, StepLR
 from .scoring import mse_loss, mse_loss_grad, multi_margin_loss, multi_margin_loss_grad
 from .softmax import (
     log_sigmoid,
@@ -112,9 +116,14 @@ __all__ = [
     "MLP",
     "SGD",
     "Adam",
+    "Constant",
+    "CosineAnnealingLR",
     "GaussianClasses",
     "History",
+    "LinearLR",
     "Optimizer",
+    "SequentialLR",
+    "StepLR",
     "TwoLayerMLP",
     "__version__",
     "bayes",
@@ -154,6 +163,7 @@ __all__ = [
     "objectives",
     "one_hot",
     "optim",
+    "schedules",
     "scoring",
     "sigmoid",
     "softmax",

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import experiments
+from .experiments.report import LOSS_GAP_NOTE
 from .tasks import TASKS
 
 __all__ = ["build_parser", "build_sweep_parser", "main"]
@@ -56,6 +57,14 @@ DEFAULT_RECIPES = ("original", "covering")
 DEFAULT_SEEDS = 1
 _PRINTED_STEPS = (100, 1000, 10_000)
 _DEFAULT_RUN_TIME = "40-50 s"  # measured: 42 and 48 s wall, 2 cores, other work running
+MAX_RUN_BYTES = 2 * 2**30  #: the most the runs' records may ask for, checked first
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Argument errors as one line (no usage block), exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def _names(kind: str, valid: Sequence[str]) -> Callable[[str], list[str]]:
@@ -63,6 +72,10 @@ def _names(kind: str, valid: Sequence[str]) -> Callable[[str], list[str]]:
     def parse(text: str) -> list[str]:
         names = [name.strip().replace("_", "-") if kind == "task" else name.strip()
                  for name in text.split(",") if name.strip()]
+        if not names:
+            raise argparse.ArgumentTypeError(
+                f"must name at least one {kind}, comma-separated, from: "
+                f"{', '.join(valid)}; got {text!r}")
         for name in names:
             if name not in valid:
                 raise argparse.ArgumentTypeError(
@@ -81,6 +94,26 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer; got {value}")
     return value
+
+
+def _out_dir(text: str) -> Path:
+    """An argparse type: a directory to write into (made if missing), not a file."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must be a directory path; got {text!r}")
+    if Path(text).exists() and not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"must be a directory; got {text!r}, a file")
+    return Path(text)
+
+
+def _run_bytes(pairs: list[tuple[str, str]], steps: Optional[int], seeds: int) -> int:
+    """Bytes of the runs' records: losses, and the inputs covering draws up front."""
+    total = 0
+    for _, name in pairs:
+        recipe = experiments.get_recipe(name)
+        n = steps or recipe.steps
+        per_step = 8 + (16 * recipe.batch_size if recipe.data == "covering" else 0)
+        total += seeds * n * per_step
+    return total
 
 
 def _seed(text: str) -> int:
@@ -122,7 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     argparse.ArgumentParser
         Options ``--tasks``, ``--recipes``, ``--steps``, ``--seed``, ``--out``,
         ``--format``, ``--jobs``, ``--quiet``; bad values exit with code 2 and
-        a message naming the valid choices.
+        one line naming the option, what it expects and what it got (also
+        for step and seed counts whose records would not fit in
+        ``MAX_RUN_BYTES``, 2 GiB, checked before anything is allocated).
 
     Examples
     --------
@@ -130,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["--tasks", "separated,sparse-tail"]).tasks
     ['separated', 'sparse-tail']
     """
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="scratchnet",
         description="Train small networks with the cross-entropy on the Gaussian "
         "tasks and compare their softmax outputs q(c|x) with the Bayes posterior "
@@ -157,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=_positive, default=DEFAULT_SEEDS,
                         help="seeds per task and recipe, trained at once: seeds "
                         f"--seed .. --seed + SEEDS - 1 (default: {DEFAULT_SEEDS})"),
-    parser.add_argument("--out", type=Path, default=Path("scratchnet-results"),
+    parser.add_argument("--out", type=_out_dir, default=Path("scratchnet-results"),
                         help="directory for the figures and tables "
                         "(default: scratchnet-results)")
     parser.add_argument("--format", choices=("png", "pdf", "svg"), default="png",
@@ -288,10 +323,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["sweep"]:
         return _sweep_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     tasks = list(dict.fromkeys(args.tasks or DEFAULT_TASKS))
     recipes = list(dict.fromkeys(args.recipes or DEFAULT_RECIPES))
     pairs = [(task, recipe) for task in tasks for recipe in recipes]
+    needed = _run_bytes(pairs, args.steps, args.seeds)
+    if needed > MAX_RUN_BYTES:
+        parser.error(f"--steps {args.steps or 'default'} with --seeds {args.seeds} "
+                     f"asks for about {needed / 2**30:,.3g} GiB for {len(pairs)} runs "
+                     f"(at most {MAX_RUN_BYTES / 2**30:g} GiB): lower them")
     jobs = min(args.jobs or experiments.cpu_count(), len(pairs))
 
     def say(message: str) -> None:
@@ -319,6 +360,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not args.quiet:
         print(experiments.format_table(experiments.summarize(
             results, _PRINTED_STEPS, over_seeds=args.seeds > 1)))
+        print(LOSS_GAP_NOTE)
         for note in _tail_notes(results):
             print(note)
     say(f"wrote {len(pairs) + 1} figures and summary.csv, summary.md to {args.out} "
@@ -330,13 +372,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 # measured: 71.5 and 76.0 s wall on a quiet 2-core machine, 165 s at load average 4-5
 _DEFAULT_SWEEP_TIME = "70-80 s"
-
-
-class _OneLineParser(argparse.ArgumentParser):
-    """Argument errors as one line (no usage block), exit status 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def _axis(name: str) -> Callable[[str], tuple]:

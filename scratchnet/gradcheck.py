@@ -25,7 +25,7 @@ largest.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 
@@ -39,7 +39,11 @@ FLOOR = 1e-8
 
 def _scalar_value(f: Callable[[np.ndarray], Any], x: np.ndarray) -> float:
     """``f(x)`` as a finite Python float, or a clear error."""
-    value = np.asarray(f(x))
+    returned = f(x)
+    value = np.asarray(returned)
+    if value.dtype.kind not in "fiub":
+        raise TypeError(f"f must return a real number; its return was "
+                        f"{type(returned).__name__} {returned!r}")
     if value.size != 1:
         raise ValueError(
             f"f must return a scalar (the gradient of an array-valued function "
@@ -102,7 +106,9 @@ def numerical_gradient(f: Callable[[np.ndarray], Any], x: Any,
 
 def gradient_check(f: Callable[[np.ndarray], Any],
                    grad: Callable[[np.ndarray], Any] | Any, x: Any,
-                   eps: float = 1e-6, *, floor: float = FLOOR) -> float:
+                   eps: float = 1e-6, *, floor: float = FLOOR,
+                   return_index: bool = False
+                   ) -> Union[float, Tuple[float, Optional[Tuple[int, ...]]]]:
     r"""Largest relative error between an analytic gradient and central differences.
 
     Parameters
@@ -119,12 +125,25 @@ def gradient_check(f: Callable[[np.ndarray], Any],
     floor : float, default 1e-8
         Smallest denominator, so that entries where both gradients are 0
         give 0 rather than 0/0 = NaN.
+    return_index : bool, default False
+        Also return where the largest error is, as ``np.unique``'s
+        ``return_index`` adds an output.
 
     Returns
     -------
-    float
+    error : float
         :math:`\max_i |a_i - n_i| / \max(|a_i| + |n_i|, \text{floor})`,
         always in :math:`[0, 1]` (0 for an empty ``x``).
+    index : tuple of int or None
+        Only with ``return_index=True``: the multi-index of that entry in
+        ``x`` (the first one on ties, as ``np.argmax``; ``()`` for a 0-d
+        ``x``, None for an empty one), so ``x[index]`` is the entry to look at.
+
+    Raises
+    ------
+    ValueError
+        If ``grad`` holds NaN or an infinity (no relative error is defined),
+        or ``f`` is not finite near ``x``.
 
     Notes
     -----
@@ -148,13 +167,22 @@ def gradient_check(f: Callable[[np.ndarray], Any],
     True
     >>> print(f"{sn.gradient_check(f, 2 * x ** 2, x):.4f}")      # wrong: 1/5
     0.2000
+    >>> wrong = np.array([3.0, 12.0, 0.0])                       # x[2]'s is off
+    >>> error, index = sn.gradient_check(f, wrong, x, return_index=True)
+    >>> print(f"{error:.1f} at {index}")
+    1.0 at (2,)
     """
     floor = check_scalar(floor, "floor", low=0.0, low_inclusive=False)
     point = as_float_array(x, "x", allow_inf=False)
     analytic = grad(np.array(point, dtype=np.float64)) if callable(grad) else grad
-    analytic = as_float_array(analytic, "grad")
+    analytic = as_float_array(analytic, "grad", allow_inf=False)
     check_same_shape(point, analytic, "x", "grad")
     numeric = numerical_gradient(f, point, eps)
     error = np.abs(analytic - numeric)
     error /= np.maximum(np.abs(analytic) + np.abs(numeric), floor)
-    return float(error.max()) if error.size else 0.0
+    if error.size == 0:
+        return (0.0, None) if return_index else 0.0
+    worst = np.unravel_index(int(np.argmax(error)), error.shape)
+    if not return_index:
+        return float(error[worst])
+    return float(error[worst]), tuple(int(i) for i in worst)

@@ -9,6 +9,7 @@ KL from the Bayes posterior.  It converts to and from plain JSON.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Dict
 
@@ -115,13 +116,26 @@ class History:
         Returns
         -------
         History
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> sn.History.from_dict({"losses": [0.7, 0.5], "elapsed": 0.1}).steps
+        2
         """
+        if not isinstance(d, Mapping):
+            raise TypeError(f"d must be a dict like to_dict()'s; got {d!r}")
+        missing = [k for k in ("losses", "elapsed") if k not in d]
+        if missing:
+            raise ValueError(f"d must have the keys 'losses' and 'elapsed' (as "
+                             f"to_dict() writes them); missing {', '.join(missing)}")
 
         def array(key: str, dtype: Any = np.float64) -> np.ndarray | None:
             return None if d.get(key) is None else np.asarray(d[key], dtype=dtype)
 
+        steps = array("snapshot_steps", np.int64)
         return cls(losses=array("losses"),
-                   snapshot_steps=array("snapshot_steps", np.int64),
+                   snapshot_steps=np.zeros(0, np.int64) if steps is None else steps,
                    snapshot_probs=array("snapshot_probs"),
                    snapshot_kl=array("snapshot_kl"), eval_x=array("eval_x"),
                    elapsed=float(d["elapsed"]),

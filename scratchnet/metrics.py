@@ -79,8 +79,11 @@ def moving_average(values: Any, window: int) -> np.ndarray:
     >>> sn.metrics.moving_average([1.0, 2.0, 3.0, 4.0], window=2)
     array([1. , 1.5, 2.5, 3.5])
     """
-    values = as_float_array(values, "values").reshape(-1)
-    window = check_positive_int(window, "window")
+    values = as_float_array(values, "values")
+    if values.ndim > 1:
+        raise ValueError(f"values must be one-dimensional, shape (n,); got shape "
+                         f"{values.shape}")
+    values, window = values.reshape(-1), check_positive_int(window, "window")
     cumsum = np.concatenate(([0.0], np.cumsum(values, dtype=np.float64)))
     end = np.arange(1, values.size + 1)
     start = np.maximum(end - window, 0)
@@ -335,6 +338,8 @@ def fit_gaussian_by_kl(p: Any, grid: Any, direction: str = "forward") -> Gaussia
     >>> print(f"{fit.mu:.2f} {fit.sigma:.2f}")   # about one mode, N(-3, 1)
     -2.98 1.03
     """
+    if direction not in ("forward", "reverse"):
+        raise ValueError(f"direction must be 'forward' or 'reverse'; got {direction!r}")
     grid = as_float_array(grid, "grid", allow_inf=False).reshape(-1)
     p = as_float_array(p, "p", allow_inf=False).reshape(-1)
     if grid.size < 3 or p.shape != grid.shape or np.any(np.diff(grid) <= 0):
@@ -349,8 +354,6 @@ def fit_gaussian_by_kl(p: Any, grid: Any, direction: str = "forward") -> Gaussia
         sigma = float(np.sqrt(masses @ (grid - mu) ** 2))
         return GaussianFit(mu, sigma, float(kl_divergence(
             masses, _gaussian_masses(grid, widths, mu, sigma))))
-    if direction != "reverse":
-        raise ValueError(f"direction must be 'forward' or 'reverse'; got {direction!r}")
     mu_lo, mu_hi = grid[0], grid[-1]
     sigma_lo, sigma_hi = 2 * widths.min(), (grid[-1] - grid[0]) / 2
     for _ in range(2):  # coarse search, then a finer one around the best

@@ -9,16 +9,16 @@ maps and an elementwise activation :math:`\phi` (ReLU or tanh):
     a_0 = x, \qquad a_\ell = \phi(a_{\ell-1} W_\ell + b_\ell) \;\; (\ell < L),
     \qquad f(x) = a_{L-1} W_L + b_L ,
 
-and the softmax of the logits is the model's posterior
-:math:`q(C \mid x)`.  ``forward`` is literally that chain of
-:mod:`scratchnet.layers` forward functions, each keeping its cache;
-``backward`` calls the matching backward functions in reverse order, and
-``loss_and_grads`` puts a loss (:mod:`scratchnet.objectives`) between them.
+and the softmax of the logits is the model's posterior :math:`q(C \mid x)`.
+``forward`` is literally that chain of :mod:`scratchnet.layers` forward
+functions, each keeping its cache; ``backward`` calls the matching backward
+functions in reverse order, and ``loss_and_grads`` puts a loss
+(:mod:`scratchnet.objectives`) between them.
 
-``params`` is a plain dict of arrays, updated in place by an optimiser;
-rebinding an entry (``model.params["W1"] = new_W1``) works too, as every pass
-reads the dict.  ``backward`` returns new arrays.  The engine
-:class:`scratchnet.fast.MLP` computes the same faster; tests pin the two.
+``params`` is a plain dict of arrays, updated in place by an optimiser; rebinding
+an entry (``model.params["W1"] = new_W1``) works too, as every pass reads the
+dict.  ``backward`` returns new arrays.  The engine :class:`scratchnet.fast.MLP`
+computes the same faster; tests pin the two.
 """
 
 from __future__ import annotations
@@ -170,7 +170,8 @@ class MLP:
     output :math:`s` is the logit of class 1, :math:`q(1 \mid x) =
     \sigma(s)`, trained with ``loss="binary_cross_entropy"``; its
     ``predict_proba`` returns the two columns :math:`(\sigma(-s), \sigma(s))`.
-    Input of shape (N,) is accepted when :math:`d_0 = 1` and read as (N, 1).
+    Input (N,) is read as (N, 1) when :math:`d_0 = 1`; NaN or infinite input
+    raises ``ValueError`` naming it.
 
     Examples
     --------
@@ -200,15 +201,14 @@ class MLP:
         return f"MLP({list(self.sizes)}, {self._repr_options()})"
 
     def _check_x(self, x: Any) -> np.ndarray:
-        x = as_float_array(x, "x").astype(self.dtype, copy=False)
+        x = as_float_array(x, "x", allow_inf=False).astype(self.dtype, copy=False)
         d = self.sizes[0]
         if x.ndim == 1 and d == 1:
             x = x.reshape(-1, 1)
         if x.ndim != 2 or x.shape[1] != d:
             one_d = " (or (N,), since there is one feature)" if d == 1 else ""
-            features = f"{d} input feature{'s' if d != 1 else ''}"
             raise ValueError(f"x must have shape (N, {d}){one_d} for a network with "
-                             f"{features}; got shape {x.shape}")
+                             f"{d} input feature{'s' * (d != 1)}; got shape {x.shape}")
         return x
 
     def _check_dlogits(self, dlogits: Any) -> np.ndarray:
@@ -301,8 +301,7 @@ class MLP:
         ----------
         x : array_like, shape (N, d_0) (or (N,) when d_0 = 1)
         targets : array_like
-            What the loss compares the outputs with (class indices for the
-            default cross-entropy).
+            What the loss compares the outputs with (class indices for cross-entropy).
         loss : str or Loss, optional
             A name of :data:`scratchnet.objectives.LOSSES` or a loss object;
             default ``"cross_entropy"``.
@@ -320,8 +319,11 @@ class MLP:
         >>> sorted(grads)
         ['W1', 'W2', 'b1', 'b2']
         """
-        logits = self.forward(x)
-        value, dlogits = get_loss(loss).loss_and_grad(logits, targets)
+        loss, logits = get_loss(loss), self.forward(x)
+        if self.sizes[-1] == 1 and loss.name in ("cross_entropy", "hinge"):
+            raise ValueError(f"loss={loss.name!r} needs one output per class, not 1 "
+                             "(class 1's logit): use loss='binary_cross_entropy'")
+        value, dlogits = loss.loss_and_grad(logits, targets)
         return float(value), self.backward(dlogits)
 
     def _predict_logits(self, x: Any) -> np.ndarray:
@@ -402,7 +404,8 @@ class TwoLayerMLP(MLP):
     Parameters
     ----------
     in_features, hidden_features, out_features : int
-        :math:`D`, :math:`H` and :math:`M`.
+        :math:`D`, :math:`H` and :math:`M`: it is :class:`MLP` with ``sizes = [D,
+        H, M]``, written out.
     activation, rng, dtype, init
         As for :class:`MLP`.
 
@@ -422,8 +425,6 @@ class TwoLayerMLP(MLP):
             \partial L / \partial W_2 = h^\top \delta_f \\
         h &= \phi(z), && \delta_z = \delta_h \odot \phi'(z) \\
         f &= h W_2 + b_2, && \partial L / \partial W_1 = x^\top \delta_z .
-
-    It is :class:`MLP` with ``sizes = [D, H, M]``, written out.
 
     Examples
     --------

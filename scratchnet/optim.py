@@ -40,6 +40,17 @@ def _positive(value: Any, name: str, *, zero: bool = True,
                         high=1.0 if below_one else math.inf, high_inclusive=False)
 
 
+def _check_finite(grad: np.ndarray, name: str) -> None:
+    """Raise ``FloatingPointError`` naming ``name`` if ``grad`` is not all finite."""
+    if np.isfinite(grad).all():
+        return
+    where = tuple(int(i) for i in np.argwhere(~np.isfinite(grad))[0])
+    raise FloatingPointError(
+        f"grads[{name!r}] must be finite to take a step; got {grad[where]} at index "
+        f"{where}: the loss or its gradient overflowed (try a smaller learning rate, "
+        "or check the inputs)")
+
+
 class Optimizer:
     r"""The base of every optimiser: parameters, per-parameter state, ``step``.
 
@@ -49,8 +60,9 @@ class Optimizer:
         The floating arrays to train, updated in place (``model.params`` or
         a subset of it).
     lr : float
-        The learning rate :math:`\eta > 0` (attribute ``.lr``, settable
-        between steps by a schedule).
+        The learning rate :math:`\eta \ge 0`, finite (attribute ``.lr``,
+        settable between steps by a schedule; 0 leaves the parameters as
+        they are, as in PyTorch).
 
     Attributes
     ----------
@@ -59,6 +71,12 @@ class Optimizer:
         moments), created by :meth:`init_state`.
     steps : int
         Updates made so far (``t`` of the formulas after ``step``).
+
+    Raises
+    ------
+    FloatingPointError
+        From :meth:`step`, before any array changes, when a gradient holds
+        NaN or an infinity; the message names the parameter.
 
     Notes
     -----
@@ -113,12 +131,12 @@ class Optimizer:
 
     @property
     def lr(self) -> float:
-        """The learning rate :math:`\\eta > 0`."""
+        """The learning rate :math:`\\eta \\ge 0`."""
         return self._lr
 
     @lr.setter
     def lr(self, value: float) -> None:
-        self._lr = _positive(value, "lr", zero=False)
+        self._lr = _positive(value, "lr")
 
     def init_state(self, param: np.ndarray) -> Dict[str, np.ndarray]:
         """The running quantities of one parameter array (none for plain SGD).
@@ -188,10 +206,15 @@ class Optimizer:
         """
         if self._flat_state is not None and getattr(grads, "layout", None) is getattr(
                 self.params, "layout", False):
+            if not np.isfinite(grads.flat).all():  # one check of the whole vector
+                for name in self.params:
+                    _check_finite(grads[name], name)
             self.steps += 1  # the same rule, once on the engine's whole vectors
             self.update(self.params.flat, grads.flat, self._flat_state)
             return
         pairs = [(name, self._grad(grads, name)) for name in self.params]
+        for name, grad in pairs:  # all checked before any array changes
+            _check_finite(grad, name)
         self.steps += 1
         for name, grad in pairs:
             self.update(self.params[name], grad, self.state[name])
@@ -222,7 +245,7 @@ class SGD(Optimizer):
     params : dict of str to ndarray
         The arrays to train, updated in place.
     lr : float
-        Learning rate :math:`\eta > 0`.
+        Learning rate :math:`\eta \ge 0`, finite.
     momentum : float, default 0.0
         :math:`\mu \ge 0`; 0 is plain SGD.
     weight_decay : float, default 0.0
@@ -324,11 +347,12 @@ class Adam(Optimizer):
     params : dict of str to ndarray
         The arrays to train, updated in place.
     lr : float, default 1e-3
-        Learning rate :math:`\eta > 0`.
+        Learning rate :math:`\eta \ge 0`, finite.
     betas : (float, float), default (0.9, 0.999)
         :math:`(\beta_1, \beta_2)`, each in :math:`[0, 1)`.
     eps : float, default 1e-8
-        :math:`\epsilon \ge 0`, added to the denominator.
+        :math:`\epsilon > 0`, finite, added to the denominator (0 would
+        divide 0 by 0 wherever a gradient stays 0).
     weight_decay : float, default 0.0
         :math:`\lambda \ge 0`, L2 penalty added to the gradient (as
         ``torch.optim.Adam``; not the decoupled AdamW).
@@ -366,7 +390,7 @@ class Adam(Optimizer):
             raise TypeError(f"betas must be a pair (beta1, beta2); got {betas!r}")
         self.betas = tuple(_positive(b, f"betas[{i}]", below_one=True)
                            for i, b in enumerate(betas))
-        self.eps = _positive(eps, "eps")
+        self.eps = _positive(eps, "eps", zero=False)
         self.weight_decay = _positive(weight_decay, "weight_decay")
         super().__init__(params, lr)
 

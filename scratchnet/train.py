@@ -84,6 +84,8 @@ def train_step(model: Any, optimizer: Any, x: Any, targets: Any, *,
     >>> bool(second < first)
     True
     """
+    if not callable(getattr(optimizer, "step", None)):
+        raise TypeError(f"optimizer must have .step(grads); got {optimizer!r}")
     if loss is None:
         value, grads = model.loss_and_grads(x, targets)  # forward, loss, backward
     else:
@@ -147,10 +149,10 @@ def epochs(x: np.ndarray, c: np.ndarray, batch_size: int,
     >>> [len(next(batches)[0]) for _ in range(4)]
     [2, 2, 1, 2]
     """
-    n = len(x)
+    batch_size = check_positive_int(batch_size, "batch_size")
     while True:
-        order = rng.permutation(n)
-        for start in range(0, n, batch_size):
+        order = rng.permutation(len(x))
+        for start in range(0, len(x), batch_size):
             batch = order[start:start + batch_size]
             yield x[batch], c[batch]
 
@@ -203,7 +205,7 @@ def _check_outputs(model: Any, task: Any, loss: Any) -> None:
                              "one output per class)")
         return
     raise ValueError(f"the task has {classes} classes but the model has {sizes[-1]} "
-                     "outputs")
+                     f"outputs: build it with one per class (sizes[-1] = {classes})")
 
 
 # --- the optimiser, the schedule, the snapshots -------------------------------
@@ -243,12 +245,12 @@ def _optimizer(model: Any, optimizer: Any, lr: Any, first: float | None,
 
 def _lr_at(lr: Any, step: int) -> float:
     """The learning rate for update ``step + 1`` (0-based ``step``)."""
-    if not callable(lr):
+    if not callable(lr):  # a constant 0 would train nothing
         return check_scalar(lr, "lr", low=0.0, low_inclusive=False, high=math.inf,
                             high_inclusive=False)
-    try:
-        return check_scalar(lr(step), f"lr({step})", low=0.0, low_inclusive=False,
-                            high=math.inf, high_inclusive=False)
+    try:  # a schedule may pass through 0 (a step that changes nothing)
+        return check_scalar(lr(step), f"lr({step})", low=0.0, high=math.inf,
+                            high_inclusive=False)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"the schedule returned a bad learning rate: {exc}") from None
 
@@ -260,10 +262,6 @@ def _snapshots(snapshot_steps: Any, steps: int) -> Sequence[int]:
         raise ValueError(f"snapshot_steps must be in [1, steps={steps}]; "
                          f"got {snaps[-1]}")
     return snaps
-
-
-def _params_finite(model: Any) -> bool:
-    return all(np.isfinite(p).all() for p in model.params.values())
 
 
 def _step_or_explain(model: Any, opt: Any, x: Any, c: Any, loss: Any,
@@ -348,9 +346,10 @@ def train(
         Samples per step (at most n for a fixed dataset).
     lr : float or callable, optional
         Learning rate :math:`\eta > 0`, or a schedule ``lr(step) -> float``
-        called with the 0-based index of each update and written to
-        ``optimizer.lr`` before it.  Required with a string ``optimizer``;
-        with an optimiser instance only a schedule may be given.
+        (:mod:`scratchnet.schedules`; rates >= 0) called with the 0-based
+        index of each update and written to ``optimizer.lr`` before it.
+        Required with a string ``optimizer``; with an optimiser instance
+        only a schedule may be given.
     momentum : float, default 0.0
         SGD momentum (``optimizer="sgd"`` only).
     optimizer : {"sgd", "adam"} or Optimizer, default "sgd"
@@ -447,7 +446,7 @@ def train(
                 break
             report.update(step, losses[step - 1])
     elapsed = report.close(done, losses[done - 1])
-    if not _params_finite(model):
+    if not all(np.isfinite(p).all() for p in model.params.values()):
         raise FloatingPointError(f"the parameters became NaN or infinite at step "
                                  f"{done} (lr={opt.lr:g}); try a smaller learning rate")
     return History(

@@ -24,6 +24,7 @@ CHAPTERS = [
     "layers",
     "mlp",
     "optim",
+    "schedules",
     "history",
     "train",
     "metrics",

@@ -43,6 +43,9 @@ def test_runs_end_to_end_and_writes_every_file(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "| task | recipe |" in captured.out          # the table is printed
     assert "sparse-tail / original: " in captured.out
+    # the footnote says what a negative "loss - Bayes loss" means
+    note = [line for line in captured.out.splitlines() if line.startswith("loss - Bayes")]
+    assert len(note) == 1 and "finite-sample estimate below the population floor" in note[0]
     assert "of the 100,000 training inputs lie past the second crossing" in captured.out
     progress = captured.err.splitlines()
     assert sum("steps in" in line for line in progress) == 2   # one ensemble per recipe

@@ -103,3 +103,31 @@ def test_bad_arguments_are_rejected():
         sn.gradient_check(lambda z: 0.0, np.zeros(3), np.ones(2))
     with pytest.raises(ValueError, match="x must not contain NaN"):
         sn.numerical_gradient(lambda z: 0.0, [np.nan])
+
+
+def test_return_index_points_at_the_worst_entry():
+    x = np.arange(12.0).reshape(3, 4) / 10
+    wrong = 2 * x
+    wrong[2, 1] += 0.5  # the only wrong entry, relative error 0.5 / (2 * 2.1 + 0.5)
+    error, index = sn.gradient_check(lambda z: np.sum(z**2), wrong, x, return_index=True)
+    assert index == (2, 1)
+    assert error == pytest.approx(0.5 / (2 * 2 * 0.9 + 0.5), rel=1e-6)
+    # the plain call still returns the same float
+    plain = sn.gradient_check(lambda z: np.sum(z**2), wrong, x)
+    assert isinstance(plain, float) and plain == error
+    assert sn.gradient_check(lambda z: 0.0, np.zeros(0), np.zeros(0), return_index=True) == (0.0, None)
+    assert sn.gradient_check(lambda z: float(z) ** 2, 6.0, 3.0, return_index=True)[1] == ()
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_a_non_finite_analytic_gradient_is_a_clear_error(bad):
+    match = "grad must not contain NaN" if np.isnan(bad) else f"grad must be finite; got {bad}"
+    with pytest.raises(ValueError, match=match):
+        sn.gradient_check(lambda z: np.sum(z), np.array([1.0, bad]), np.ones(2))
+
+
+@pytest.mark.parametrize("returned", ["0.5", None, b"1", object()])
+def test_a_function_that_returns_no_number_is_named(returned):
+    with pytest.raises(TypeError, match="f must return a real number; its return was"):
+        sn.numerical_gradient(lambda z: returned, np.ones(2))

@@ -365,3 +365,22 @@ def test_every_named_loss_backpropagates_by_central_differences(cls, loss):
     for name, p in model.params.items():  # atol: a zero gradient's numerical noise
         np.testing.assert_allclose(grads[name], numerical_grad(f, p), rtol=1e-6, atol=1e-8,
                                    err_msg=f"{loss} {name}")
+
+
+@pytest.mark.parametrize("method", ["forward", "predict_proba", "predict_log_proba", "predict"])
+@pytest.mark.parametrize("bad, named", [(np.inf, "inf"), (-np.inf, "-inf"), (np.nan, "NaN")])
+def test_non_finite_input_is_named_as_it_is(method, bad, named):
+    model = sn.MLP([2, 4, 2], rng=0)
+    x = np.zeros((3, 2))
+    x[1, 0] = bad
+    with pytest.raises(ValueError, match=rf"^x must .*got {named} at index \(1, 0\)$"):
+        getattr(model, method)(x)
+
+
+def test_a_one_output_network_with_cross_entropy_points_to_the_binary_loss():
+    model = sn.MLP([1, 4, 1], rng=0)
+    for loss in (None, "cross_entropy", "hinge"):
+        with pytest.raises(ValueError, match=r"one output per class, not 1 .*use loss='binary_cross_entropy'"):
+            model.loss_and_grads([0.0, 1.0], [0, 1], loss=loss)
+    value, _ = model.loss_and_grads([0.0, 1.0], [0, 1], loss="binary_cross_entropy")
+    assert np.isfinite(value)

@@ -156,12 +156,15 @@ def test_lr_is_settable_between_steps():
     opt.step({"w": np.ones(2)})
     np.testing.assert_array_equal(params["w"], [-1.25, -1.25])
     with pytest.raises(ValueError, match="lr must be in"):
-        opt.lr = 0.0
+        opt.lr = -0.25
+    opt.lr = 0.0  # a rate of 0 (as PyTorch allows) leaves the parameters as they are
+    opt.step({"w": np.ones(2)})
+    np.testing.assert_array_equal(params["w"], [-1.25, -1.25])
 
 
 def test_adam_bias_correction_uses_the_step_count():
     params = {"w": np.zeros(1)}
-    opt = sn.Adam(params, lr=1.0, betas=(0.5, 0.5), eps=0.0)
+    opt = sn.Adam(params, lr=1.0, betas=(0.5, 0.5), eps=1e-300)  # 1 + 1e-300 == 1
     for _ in range(3):
         opt.step({"w": np.ones(1)})  # constant gradient: m_hat = v_hat = 1, step = lr
     assert params["w"][0] == pytest.approx(-3.0, rel=1e-14)
@@ -169,7 +172,7 @@ def test_adam_bias_correction_uses_the_step_count():
 
 
 @pytest.mark.parametrize("make, match", [
-    (lambda p: sn.SGD(p, 0.0), r"lr must be in \(0, inf\); got 0"),
+    (lambda p: sn.SGD(p, math.inf), r"lr must be in \[0, inf\); got inf"),
     (lambda p: sn.SGD(p, -0.1), "lr must be in"),
     (lambda p: sn.SGD(p, math.nan), "lr must not be NaN"),
     (lambda p: sn.SGD(p, 0.1, momentum=-0.5), "momentum must be in"),
@@ -178,6 +181,9 @@ def test_adam_bias_correction_uses_the_step_count():
     (lambda p: sn.Adam(p, betas=(1.0, 0.999)), r"betas\[0\] must be in \[0, 1\); got 1"),
     (lambda p: sn.Adam(p, betas=(0.9, -0.1)), r"betas\[1\] must be in"),
     (lambda p: sn.Adam(p, eps=-1e-8), "eps must be in"),
+    (lambda p: sn.Adam(p, eps=0.0), r"eps must be in \(0, inf\); got 0"),
+    (lambda p: sn.Adam(p, eps=math.inf), r"eps must be in \(0, inf\); got inf"),
+    (lambda p: sn.Adam(p, lr=math.nan), "lr must not be NaN"),
     (lambda p: sn.Adam(p, weight_decay=-0.1), "weight_decay must be in"),
 ])
 def test_bad_hyperparameters_are_rejected(make, match):
@@ -274,3 +280,31 @@ def test_the_optimisers_match_torch_optim(name, make, hyper):
         tw.grad = torch.tensor(g)
         topt.step()
     np.testing.assert_allclose(params["w"], tw.detach().numpy(), rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("make", [lambda p: sn.SGD(p, 0.1, momentum=0.9),
+                                  lambda p: sn.Adam(p, lr=0.1)])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_a_non_finite_gradient_stops_the_step_before_any_array_changes(make, bad):
+    params = {"w": np.ones(3), "b": np.zeros(2)}
+    opt = make(params)
+    opt.step({"w": np.ones(3), "b": np.ones(2)})
+    before = {k: v.copy() for k, v in params.items()}
+    grads = {"w": np.ones(3), "b": np.array([0.5, bad])}
+    with pytest.raises(FloatingPointError,
+                       match=rf"grads\['b'\] must be finite .*got {bad} at index \(1,\)"):
+        opt.step(grads)
+    for k in params:  # nothing moved, not even "w", checked first
+        np.testing.assert_array_equal(params[k], before[k])
+    assert opt.steps == 1
+
+
+def test_a_non_finite_gradient_of_the_engine_is_named_too():
+    model = sn.fast.MLP([1, 4, 2], rng=0)
+    opt = sn.Adam(model.params, lr=0.1)
+    _, grads = model.loss_and_grads(np.array([0.0, 1.0]), np.array([0, 1]))
+    grads["W2"][1, 0] = math.nan
+    flat = model.params.flat.copy()
+    with pytest.raises(FloatingPointError, match=r"grads\['W2'\] must be finite .*got nan at index \(1, 0\)"):
+        opt.step(grads)
+    np.testing.assert_array_equal(model.params.flat, flat)

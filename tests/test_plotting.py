@@ -50,8 +50,10 @@ def test_posterior_fit_draws_posterior_network_and_densities():
     probs = np.stack([np.column_stack([q, 1 - q]) for q in (np.full(100, 0.5), p1 * 0.9)])
     ax = plotting.plot_posterior_fit(task, x, probs, labels=["10 steps", "final"])
     lines = ax.get_lines()
-    assert len(lines) == 2 + 2 * 2
-    solid, dashed = lines[:2], lines[2:]
+    assert len(lines) == 2 + 2 * 2 + 1   # posteriors, snapshots, decision boundary
+    solid, dashed, (boundary,) = lines[:2], lines[2:6], lines[6:]
+    assert boundary.get_xdata() == [1.5, 1.5]   # 3x - 9/2 = 0
+    assert boundary.get_label() == "Bayes decision boundary: x = 1.500"
     np.testing.assert_allclose(solid[0].get_ydata(), p1, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(solid[1].get_ydata(), 1 - p1, rtol=1e-12, atol=1e-15)
     assert all(line.get_linestyle() == "-" for line in solid)
@@ -71,7 +73,21 @@ def test_posterior_fit_draws_posterior_network_and_densities():
 def test_posterior_fit_without_network_or_densities():
     ax = plotting.plot_posterior_fit(sn.tasks.sparse_tail(), np.linspace(-4, 7, 50),
                                      densities=False)
-    assert len(ax.get_lines()) == 2 and len(ax.collections) == 0
+    assert len(ax.get_lines()) == 2 + 2 and len(ax.collections) == 0
+    # N(0, 2^2) vs N(3, 1): -x^2/8 - log 2 = -(x - 3)^2 / 2, i.e.
+    # 3x^2 - 24x + 36 - 8 log 2 = 0, whose roots are 1.582 and 6.418
+    disc = math.sqrt(24**2 - 12 * (36 - 8 * math.log(2)))
+    roots = [(24 - disc) / 6, (24 + disc) / 6]
+    drawn = [line.get_xdata()[0] for line in ax.get_lines()[2:]]
+    assert drawn == pytest.approx(roots, rel=1e-12)
+    assert ax.get_lines()[2].get_label() == "Bayes decision boundary: x = 1.582, 6.418"
+    assert [t.get_text() for t in ax.texts] == ["x = 1.582", "x = 6.418"]
+    ax = plotting.plot_posterior_fit(sn.tasks.sparse_tail(), np.linspace(-4, 7, 50),
+                                     densities=False, boundaries=False)
+    assert len(ax.get_lines()) == 2
+    # only the boundaries inside the plotted range
+    ax = plotting.plot_posterior_fit(sn.tasks.sparse_tail(), np.linspace(-4, 5, 50))
+    assert [t.get_text() for t in ax.texts] == ["x = 1.582"]
 
 
 def test_posterior_fit_rejects_bad_input():
@@ -108,6 +124,41 @@ def test_convergence_one_line_per_task_and_recipe_with_reference():
     # zeros cannot be drawn on a log axis and are left out
     ax = plotting.plot_convergence(rows, "max_abs_error")
     assert all(len(line.get_xdata()) == 0 for line in ax.get_lines())
+
+
+def test_convergence_legend_tells_recipes_by_line_style_and_tasks_by_colour():
+    rows = [{"task": t, "recipe": r, "step": s, "expected_kl": 1 / s}
+            for t in ("a", "b") for r in ("original", "covering") for s in (10, 100)]
+    ax = plotting.plot_convergence(rows, "expected_kl", reference={"a": (0.1, 0.2)},
+                                   reference_label="original study (Xie, 2024)")
+    legend = ax.get_legend()
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts == ["task a", "task b", "recipe original", "recipe covering",
+                     "original study (Xie, 2024), 10,000 steps"]
+    handles = legend.legend_handles
+    # tasks: solid lines in two colours; recipes: black lines in two line styles
+    assert handles[0].get_color() != handles[1].get_color()
+    assert handles[0].get_linestyle() == handles[1].get_linestyle() == "-"
+    assert handles[2].get_color() == handles[3].get_color() == "black"
+    assert handles[2].get_linestyle() == "-" and handles[3].get_linestyle() == "--"
+    # and each drawn curve has the style of its recipe's entry
+    curves = {line.get_label(): line for line in ax.get_lines()}
+    assert curves["b, covering"].get_linestyle() == handles[3].get_linestyle()
+    assert curves["b, covering"].get_color() == handles[1].get_color()
+
+
+def test_figures_that_name_the_original_study_cite_it():
+    citation = ('Yudi Xie, "How do we interpret the outputs of a neural network trained '
+                'on classification?", 2024, '
+                "https://yudixie.github.io/blog/2024/interpret-classification/")
+    assert sn.experiments.ORIGINAL_STUDY == citation
+    result = sn.experiments.run("separated", "original", steps=20)
+    for fig in (sn.experiments.convergence_figure([result]),
+                sn.experiments.posterior_figure(result)):
+        assert any(citation in t.get_text().replace(",\n", ", ") for t in fig.texts)
+    legend = sn.experiments.convergence_figure([result]).axes[1].get_legend()
+    assert "original study (Xie, 2024), 10,000 steps" in [
+        t.get_text() for t in legend.get_texts()]
 
 
 def test_training_curve_smooths_and_marks_the_bayes_loss():

@@ -4,8 +4,30 @@ import json
 
 import numpy as np
 import pytest
+from _gaussians import two_class_log_joint
 
 import scratchnet as sn
+
+
+def expected_kl_by_hand(params, mu, sd, priors):
+    """E_x KL(P(C|x) || q(C|x)) of a two-layer ReLU net, independently of the library.
+
+    The posterior from the Gaussian densities written out, the network's
+    log-probabilities from its weights in float64 (relu(x W1 + b1) W2 + b2, then
+    log-softmax by hand), and the integral over x by the trapezoid rule on a grid
+    wide enough that P(x) is negligible (< 1e-30) outside it.
+    """
+    x = np.linspace(min(mu) - 12 * max(sd), max(mu) + 12 * max(sd), 200_001)
+    log_joint = two_class_log_joint(x, mu, sd, priors)
+    log_px = np.logaddexp(log_joint[:, 0], log_joint[:, 1])
+    log_post = log_joint - log_px[:, None]
+    W1, b1, W2, b2 = (np.asarray(params[k], dtype=np.float64)
+                      for k in ("W1", "b1", "W2", "b2"))
+    logits = np.maximum(x[:, None] @ W1 + b1, 0.0) @ W2 + b2
+    log_q = logits - np.logaddexp(logits[:, 0], logits[:, 1])[:, None]
+    kl = np.sum(np.exp(log_post) * (log_post - log_q), axis=1)
+    f = np.exp(log_px) * kl
+    return (x[1] - x[0]) * (f.sum() - 0.5 * (f[0] + f[-1]))  # the trapezoid rule
 
 
 def flat(model):
@@ -33,10 +55,23 @@ def test_training_on_the_separated_task_reaches_the_posterior(task):
                            snapshot_steps=[100, 1000])
         kls.append(history.snapshot_kl[-1])
         gaps.append(history.losses[-500:].mean() - bayes)
-        # the last snapshot is taken after the last update (not an independent check)
-        assert history.snapshot_kl[-1] == pytest.approx(task.expected_kl(model.predict_proba), rel=1e-9)
+        # the last snapshot is taken after the last update: an integral by hand agrees
+        # (to 1e-2: the library's quadrature is up to 6e-3 off on the ReLU kinks for
+        # these seeds, see the xfail test below)
+        by_hand = expected_kl_by_hand(model.params, task.means, task.scales, task.priors)
+        assert history.snapshot_kl[-1] == pytest.approx(by_hand, rel=1e-2)
     assert sum(kl < 0.01 for kl in kls) >= 4, kls
     assert max(abs(g) for g in gaps) < 0.02, gaps
+
+
+@pytest.mark.xfail(strict=True, reason="owner: gaussian: expected_kl's quadrature is "
+                   "5e-4 to 6e-3 relative off for ReLU networks (their kinks); the trapezoid "
+                   "and scipy.integrate.quad with the kinks as breakpoints agree to 1e-9")
+def test_expected_kl_of_a_relu_network_is_the_integral_to_1e_6(task):
+    model = sn.TwoLayerMLP(1, 64, 2, rng=0)
+    sn.train(model, task, steps=1000, batch_size=64, lr=0.1, rng=100)
+    by_hand = expected_kl_by_hand(model.params, task.means, task.scales, task.priors)
+    assert task.expected_kl(model) == pytest.approx(by_hand, rel=1e-6)
 
 
 def test_same_seeds_give_bit_identical_runs_and_different_seeds_differ(task):
@@ -316,11 +351,12 @@ def test_a_float32_model_learns_the_posterior_and_stays_float32(task, optimizer,
                        rng=1, snapshot_steps=[500], eval_x=eval_x)
     assert all(p.dtype == np.float32 for p in model.params.values())
     assert history.losses.dtype == np.float64 and np.isfinite(history.losses).all()
-    kl = task.expected_kl(model.predict_proba)  # the task's float64 posterior as reference
+    kl = expected_kl_by_hand(model.params, task.means, task.scales, task.priors)
     assert kl < 0.05, kl
-    # the snapshot goes through log q: float32 probabilities rounded, then logged,
-    # differ from float32 log-probabilities by about 1e-5 relative
-    assert history.snapshot_kl[-1] == pytest.approx(kl, rel=1e-4)
+    # the snapshot goes through the float32 network's log q; the integral by hand
+    # runs the same weights in float64 (float32 rounding, ~1e-5 relative, and the
+    # library's quadrature on the ReLU kinks, up to ~6e-3)
+    assert history.snapshot_kl[-1] == pytest.approx(kl, rel=1e-2)
     np.testing.assert_allclose(history.snapshot_probs[-1], task.posterior(eval_x), atol=0.1)
     # the same run in float64 ends in the same place, up to float32 rounding
     model64 = sn.TwoLayerMLP(1, 64, 2, rng=0)

@@ -16,7 +16,9 @@ covering  1-64-64-2     Adam 3e-3, cosine    64     1/2 P(X) + 1/2 U(-6, 9),  10
                         to 1e-5                     labels ~ P(C | x)
 ========  ============  ===================  =====  ========================  =====
 
-``original`` is the setting of the study this library reproduces,
+``original`` is the setting of the study this library reproduces
+(:data:`ORIGINAL_STUDY`: Yudi Xie, "How do we interpret the outputs of a neural
+network trained on classification?", 2024),
 ``textbook`` the smallest network and the plainest optimiser (for the
 notebooks), and ``covering`` the fix for ``original``'s failure on the
 sparse-tail task: inputs that cover the whole plotted range, labelled by the
@@ -25,21 +27,28 @@ ideal labeller ``task.sample_labels``, and an annealed learning rate.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Union
+
+from .._validation import check_positive_int
+from ..schedules import CosineAnnealingLR
 
 __all__ = [
     "COVERING",
     "LOSSES",
     "ORIGINAL",
     "ORIGINAL_SECONDS_PER_SETTING",
+    "ORIGINAL_STUDY",
     "RECIPES",
     "TEXTBOOK",
     "Recipe",
     "get_recipe",
 ]
+
+#: The study the ``original`` recipe reproduces, cited wherever it is named.
+ORIGINAL_STUDY = ('Yudi Xie, "How do we interpret the outputs of a neural network '
+                  'trained on classification?", 2024, '
+                  "https://yudixie.github.io/blog/2024/interpret-classification/")
 
 #: Seconds per task of the original training loop (50,000 batches, PyTorch, one
 #: core) on the 2-core machine the timings in the README were measured on.
@@ -84,7 +93,8 @@ class Recipe:
     schedule : {"constant", "cosine"}, default "constant"
         ``"cosine"`` anneals ``lr`` to ``lr_final`` over the run's :math:`T`
         steps: :math:`\eta_t = \eta_\mathrm{final} + \tfrac12 (\eta -
-        \eta_\mathrm{final})(1 + \cos(\pi t / T))`, :math:`t = 0, \dots, T-1`.
+        \eta_\mathrm{final})(1 + \cos(\pi t / T))`, :math:`t = 0, \dots, T-1`
+        (:class:`scratchnet.CosineAnnealingLR` with ``T_max = T``).
     lr_final : float, default 0.0
     momentum : float, default 0.0
         SGD only.
@@ -132,7 +142,7 @@ class Recipe:
     description: str = ""
     loss: str = "cross_entropy"
 
-    def learning_rate(self, steps: int) -> Union[float, Callable[[int], float]]:
+    def learning_rate(self, steps: int) -> Union[float, CosineAnnealingLR]:
         """The ``lr`` argument of :func:`scratchnet.train` for a run of ``steps``.
 
         Parameters
@@ -142,7 +152,7 @@ class Recipe:
 
         Returns
         -------
-        float or callable
+        float or CosineAnnealingLR
             ``lr`` itself, or the schedule ``t -> rate`` (``t`` from 0).
 
         Examples
@@ -152,14 +162,13 @@ class Recipe:
         >>> print(f"{lr(0):.0e} {lr(5000):.2e} {lr(10_000):.0e}")
         3e-03 1.51e-03 1e-05
         """
+        steps = check_positive_int(steps, "steps")
         if self.schedule == "constant":
             return self.lr
         if self.schedule != "cosine":
             raise ValueError(f"schedule must be 'constant' or 'cosine'; "
                              f"got {self.schedule!r}")
-        lr, lr_final, steps = self.lr, self.lr_final, max(steps, 1)
-        return lambda t: lr_final + 0.5 * (lr - lr_final) * (
-            1.0 + math.cos(math.pi * t / steps))
+        return CosineAnnealingLR(self.lr, T_max=steps, eta_min=self.lr_final)
 
 
 #: The original study's setting, exactly: PyTorch's default initialisation, float32.
@@ -200,6 +209,9 @@ def get_recipe(name: Union[str, Recipe]) -> Recipe:
     """
     if isinstance(name, Recipe):
         return name
+    if not isinstance(name, str):
+        raise TypeError(f"recipe must be a name ({', '.join(map(repr, RECIPES))}) "
+                        f"or a Recipe; got {type(name).__name__}")
     if name not in RECIPES:
         raise ValueError(f"unknown recipe {name!r}; expected one of "
                          f"{', '.join(repr(k) for k in RECIPES)}")

@@ -4,15 +4,20 @@ r"""Reports of finished runs: tables, figures, and the command line's unit of wo
 few), :func:`format_table` and :func:`write_table` print and save them,
 :func:`posterior_figure` and :func:`convergence_figure` draw them with
 :mod:`scratchnet.plotting`, beside the original study's reported figures
-(:data:`ORIGINAL_REPORTED`), and :func:`run_and_plot` trains and draws in
-one call, as each worker process of the command line does.
+(:data:`ORIGINAL_REPORTED`, from Yudi Xie, "How do we interpret the outputs
+of a neural network trained on classification?", 2024, cited in the figures as
+:data:`~scratchnet.experiments.recipes.ORIGINAL_STUDY`), and
+:func:`run_and_plot` trains and draws in one call, as each worker process of
+the command line does.  Every function checks its arguments before NumPy or
+matplotlib sees them.
 """
 
 from __future__ import annotations
 
 import csv
+import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -20,9 +25,11 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..plotting import plot_convergence, plot_posterior_fit
+from .recipes import ORIGINAL_STUDY
 from .runs import COLUMNS, ExperimentResult, run
 
 __all__ = [
+    "LOSS_GAP_NOTE",
     "METRICS",
     "ORIGINAL_REPORTED",
     "ORIGINAL_REPORTED_STEP",
@@ -42,6 +49,62 @@ ORIGINAL_REPORTED = {"separated": (0.05, 0.05), "unequal-variance": (0.04, 0.08)
 ORIGINAL_REPORTED_STEP = 10_000
 
 _FIGURE_STEPS = (100, 1000, 10_000)
+#: The footnote of a printed table: what a negative ``loss - Bayes loss`` means.
+LOSS_GAP_NOTE = (
+    "loss - Bayes loss: the mean mini-batch loss of the last 500 steps minus the Bayes "
+    "loss H(C|X). A negative value is a finite-sample estimate below the population "
+    "floor (sampling noise of the estimate, and on a fixed training sample the fit to "
+    "that sample), not a model better than the Bayes posterior.")
+_CITATION = "Original study: " + ORIGINAL_STUDY
+
+
+def _results(results: Any, name: str) -> list[ExperimentResult]:
+    """One or more :class:`ExperimentResult`, as a non-empty list."""
+    if isinstance(results, ExperimentResult):
+        return [results]
+    if isinstance(results, (str, bytes, Mapping)) or not isinstance(results, Iterable):
+        raise TypeError(f"{name} must be an ExperimentResult or a sequence of them; "
+                        f"got {type(results).__name__}")
+    results = list(results)
+    for i, r in enumerate(results):
+        if not isinstance(r, ExperimentResult):
+            raise TypeError(f"{name} must hold ExperimentResult objects; got "
+                            f"{type(r).__name__} at index {i}")
+    if not results:
+        raise ValueError(f"{name} must hold at least one ExperimentResult; got none")
+    return results
+
+
+def _table_rows(rows: Any) -> list[dict[str, Any]]:
+    """Rows of :data:`COLUMNS` (or summarised over seeds), checked."""
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+        raise TypeError(f"rows must be a sequence of dicts (from summarize); got "
+                        f"{type(rows).__name__}")
+    rows = list(rows)
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise TypeError(f"rows must hold dicts; got {type(row).__name__} at "
+                            f"index {i}")
+        need = [("seeds" if c == "seed" and "seeds" in row else c) for c in COLUMNS]
+        missing = [c for c in need if c not in row]
+        if missing:
+            raise ValueError(f"rows[{i}] must have the keys {', '.join(need)}; "
+                             f"missing {', '.join(missing)}")
+    return rows
+
+
+def _path(path: Any, name: str, *, figure: bool = False) -> Path:
+    """A file path to write (not a directory); for a figure, a known format."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or Path; got {type(path).__name__}")
+    path = Path(path)
+    if not str(path).strip() or path.is_dir():
+        raise ValueError(f"{name} must be a file path; got {str(path)!r}, a directory")
+    formats = Figure().canvas.get_supported_filetypes()
+    if figure and path.suffix.lstrip(".").lower() not in formats:
+        raise ValueError(f"{name} must end in an image format ({', '.join(formats)}); "
+                         f"got {path.name!r}")
+    return path
 
 
 #: The metrics summarised over seeds (median, min, max).
@@ -86,8 +149,13 @@ def summarize(
     >>> row["seeds"], row["max_abs_error_min"] <= row["max_abs_error"]
     (3, True)
     """
-    if isinstance(results, ExperimentResult):
-        results = [results]
+    results = _results(results, "results")
+    if steps is not None and (isinstance(steps, (str, bytes)) or not all(
+            isinstance(s, (int, np.integer)) for s in steps)):
+        raise TypeError(f"steps must be a sequence of step counts; got {steps!r}")
+    for flag, value in (("final", final), ("over_seeds", over_seeds)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{flag} must be True or False; got {value!r}")
     rows = []
     for result in results:
         last = result.rows[-1]["step"] if result.rows else None
@@ -146,7 +214,7 @@ def format_table(rows: Iterable[dict[str, Any]]) -> str:
     >>> print(sn.experiments.format_table([row]).splitlines()[-1])
     | t | r | 0 | 10 | 1.23e-03 | 0.250 | +0.0100 | 90.00% | 93.32% |
     """
-    rows = list(rows)
+    rows = _table_rows(rows)
     spread = bool(rows) and "seeds" in rows[0]
     columns = [("seeds" if c == "seed" and spread else c) for c in COLUMNS]
 
@@ -190,6 +258,8 @@ def write_table(rows: Sequence[dict[str, Any]], path_csv: Union[str, Path],
     >>> (folder / "t.csv").read_text().splitlines()[0]
     'task,recipe,seed,step,expected_kl,max_abs_error,loss_gap,accuracy,bayes_accuracy'
     """
+    rows = _table_rows(rows)
+    path_csv, path_md = _path(path_csv, "path_csv"), _path(path_md, "path_md")
     with open(path_csv, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
         writer.writeheader()
@@ -219,10 +289,10 @@ def posterior_figure(result: Union[ExperimentResult, Sequence[ExperimentResult]]
     >>> import scratchnet as sn
     >>> fig = sn.experiments.posterior_figure(
     ...     sn.experiments.run("separated", "textbook", steps=100))
-    >>> len(fig.axes[0].get_lines())   # 2 posteriors, 1 snapshot x 2 classes
-    4
+    >>> len(fig.axes[0].get_lines())   # 2 posteriors, 1 snapshot x 2 classes, x = 1.5
+    5
     """
-    results = [result] if isinstance(result, ExperimentResult) else list(result)
+    results = _results(result, "result")
     first = results[0]
     if any((r.task, r.recipe) != (first.task, first.recipe) for r in results):
         raise ValueError("result must be the seeds of one task and recipe; got "
@@ -243,6 +313,11 @@ def posterior_figure(result: Union[ExperimentResult, Sequence[ExperimentResult]]
              f"median and range over {len(results)} seeds")
     ax.set_title(f"{first.task}: {classes}; recipe {first.recipe}, {seeds}",
                  fontsize="medium")
+    if first.recipe == "original":  # the study's own setting: cite it
+        fig.subplots_adjust(bottom=0.17)
+        title, link = ORIGINAL_STUDY.rsplit(", ", 1)
+        fig.text(0.01, 0.01, f"recipe original: the setting of {title},\n{link}",
+                 fontsize="x-small", color="0.3")
     return fig
 
 
@@ -267,14 +342,16 @@ def convergence_figure(results: Iterable[ExperimentResult]) -> Figure:
     >>> [ax.get_yscale() for ax in fig.axes]
     ['log', 'log']
     """
-    rows = summarize(results, over_seeds=True)
-    fig = Figure(figsize=(12, 4.8))
-    fig.subplots_adjust(left=0.07, right=0.99, bottom=0.11, top=0.91, wspace=0.22)
+    rows = summarize(_results(results, "results"), over_seeds=True)
+    fig = Figure(figsize=(12, 5.0))
+    fig.subplots_adjust(left=0.07, right=0.99, bottom=0.15, top=0.91, wspace=0.22)
     ax_kl, ax_max = fig.subplots(1, 2)
     plot_convergence(rows, "expected_kl", ax=ax_kl)
     plot_convergence(rows, "max_abs_error", ax=ax_max, reference=ORIGINAL_REPORTED,
-                     reference_step=ORIGINAL_REPORTED_STEP)
+                     reference_step=ORIGINAL_REPORTED_STEP,
+                     reference_label="original study (Xie, 2024)")
     fig.suptitle(r"convergence of $q(c\mid x)$ to the Bayes posterior $P(c\mid x)$")
+    fig.text(0.01, 0.01, _CITATION, fontsize="x-small", color="0.3")
     return fig
 
 
@@ -304,6 +381,7 @@ def save_posterior_figure(results: Union[ExperimentResult, Sequence[ExperimentRe
     >>> path.exists()
     True
     """
+    path = _path(path, "path", figure=True)
     start = time.perf_counter()
     posterior_figure(results).savefig(path, dpi=120)
     return time.perf_counter() - start
@@ -342,6 +420,7 @@ def run_and_plot(task: str, recipe: str, path: Union[str, Path], *,
     >>> path.exists()
     True
     """
+    path = _path(path, "path", figure=True)
     result = run(task, recipe, steps=steps, seed=seed, seeds=seeds)
     drawing = save_posterior_figure(result, path)
     for r in [result] if isinstance(result, ExperimentResult) else result:

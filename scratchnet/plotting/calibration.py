@@ -18,7 +18,15 @@ from matplotlib.axes import Axes
 
 from .._validation import as_generator, check_positive_int
 from ..metrics import calibration_bins, expected_calibration_error
-from .style import CLASS_COLORS, _class_colors, _new_axes, _predict
+from .style import (
+    CLASS_COLORS,
+    _check_ax,
+    _check_model,
+    _check_task,
+    _class_colors,
+    _new_axes,
+    _predict,
+)
 
 __all__ = ["plot_oracle", "plot_reliability_diagram"]
 
@@ -56,12 +64,10 @@ def plot_oracle(
     True
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
+    _check_task(task), _check_model(model), _check_ax(ax)
     x, _ = task.sample(check_positive_int(n, "n"), as_generator(rng))
     posterior = np.asarray(task.posterior(x))
-    probs = _predict(model, x)
-    if probs.shape != posterior.shape:
-        raise ValueError(f"model must return probabilities of shape {posterior.shape}; "
-                         f"got {probs.shape}")
+    probs = _predict(model, x, posterior.shape[1])
     colors = _class_colors(posterior.shape[1])
     ax = _new_axes(ax, figsize=(4.8, 4.6))
     for i in range(posterior.shape[1]):
@@ -105,6 +111,7 @@ def plot_reliability_diagram(
     [0.0, 0.0, 0.0, 0.0, 1.0]
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
+    _check_ax(ax)
     counts, mean_confidence, accuracy = calibration_bins(probs, targets, n_bins)
     ece = expected_calibration_error(probs, targets, n_bins)
     filled = counts > 0

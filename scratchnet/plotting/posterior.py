@@ -18,7 +18,17 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
 from .._validation import as_float_array, as_generator, check_positive_int
-from .style import _class_colors, _new_axes, _predict
+from .style import (
+    _check_ax,
+    _check_model,
+    _check_task,
+    _class_colors,
+    _increasing,
+    _interval,
+    _new_axes,
+    _predict,
+    _probabilities,
+)
 
 __all__ = ["plot_posterior_fit", "plot_posterior_map"]
 
@@ -31,6 +41,7 @@ def plot_posterior_fit(
     labels: Optional[Sequence[str]] = None,
     band: Any = None,
     densities: bool = True,
+    boundaries: bool = True,
     ax: Optional[Axes] = None,
 ) -> Axes:
     r"""The Bayes posterior (solid), a network's outputs (dashed) and the densities.
@@ -40,10 +51,12 @@ def plot_posterior_fit(
     task : GaussianClasses
         A one-dimensional task (``task.dim == 1``) with ``M`` classes.
     x : array_like, shape (n,)
-        The inputs where the curves are drawn (and where ``probs`` were taken).
+        The inputs where the curves are drawn (and where ``probs`` were
+        taken): finite and increasing.
     probs : array_like, shape (n, M) or (k, n, M), optional
-        The network's :math:`q(c \mid x)` on ``x``, one array per snapshot,
-        drawn as dashed lines from light grey (first) to black (last).
+        The network's :math:`q(c \mid x)` on ``x`` (rows summing to 1), one
+        array per snapshot, drawn as dashed lines from light grey (first) to
+        black (last).
     labels : sequence of k str, optional
         Legend text of each snapshot, e.g. ``"1000 steps"``.
     band : array_like, shape (k, 2, n, M), optional
@@ -51,13 +64,18 @@ def plot_posterior_fit(
         shaded in the snapshot's grey around its dashed line (the median).
     densities : bool, default True
         Shade :math:`P(x \mid c) P(c)` of each class under the curves.
+    boundaries : bool, default True
+        For two classes, mark the Bayes decision boundaries in the plotted
+        range, the inputs where :math:`P(c_1 \mid x) = 1/2`
+        (``task.decision_boundaries()``; the sparse-tail task has two, the
+        second at :math:`x = 6.418`), as dotted vertical lines.
     ax : matplotlib Axes, optional
 
     Returns
     -------
     Axes
-        Its lines are the M posteriors (labelled :math:`P(c_i \mid x)`) and
-        then the snapshots, class by class.
+        Its lines are the M posteriors (labelled :math:`P(c_i \mid x)`), then
+        the snapshots, class by class, then the decision boundaries.
 
     Notes
     -----
@@ -71,14 +89,25 @@ def plot_posterior_fit(
     >>> x = np.linspace(-4, 7, 100)
     >>> ax = sn.plotting.plot_posterior_fit(sn.tasks.separated(), x)
     >>> [line.get_label() for line in ax.get_lines()]
-    ['$P(c_1\\mid x)$', '$P(c_2\\mid x)$']
+    ['$P(c_1\\mid x)$', '$P(c_2\\mid x)$', 'Bayes decision boundary: x = 1.500']
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    if task.dim != 1:
-        raise ValueError(f"task must be one-dimensional; got dim {task.dim}")
-    x = as_float_array(x, "x", allow_inf=False).reshape(-1)
+    _check_task(task, 1)
+    x, num_classes = _increasing(x, "x"), task.num_classes
+    for name, flag in (("densities", densities), ("boundaries", boundaries)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False; got {flag!r}")
+    if probs is not None:
+        probs = _probabilities(probs, "probs")
+        probs = probs[None] if probs.ndim == 2 else probs
+        if probs.ndim != 3 or probs.shape[1:] != (x.size, num_classes):
+            raise ValueError(f"probs must have shape (n, M) or (k, n, M) with n = "
+                             f"{x.size}, M = {num_classes}; got {probs.shape}")
+        labels = _snapshot_labels(labels, probs.shape[0])
+    if band is not None:
+        band = _band(band, probs, (2, x.size, num_classes))
+    _check_ax(ax)
     posterior = np.asarray(task.posterior(x))
-    num_classes = posterior.shape[1]
     colors = _class_colors(num_classes)
     ax = _new_axes(ax)
     if densities:
@@ -90,22 +119,7 @@ def plot_posterior_fit(
         ax.plot(x, posterior[:, i], color=colors[i], lw=2.5,
                 label=rf"$P(c_{i + 1}\mid x)$")
     if probs is not None:
-        probs = as_float_array(probs, "probs")
-        if probs.ndim == 2:
-            probs = probs[None]
-        if probs.ndim != 3 or probs.shape[1:] != (x.size, num_classes):
-            raise ValueError(f"probs must have shape (n, M) or (k, n, M) with n = "
-                             f"{x.size}, M = {num_classes}; got {probs.shape}")
         k = probs.shape[0]
-        labels = [f"snapshot {j + 1}" for j in range(k)] if labels is None else labels
-        if len(labels) != k:
-            raise ValueError(f"labels must have one entry per snapshot ({k}); "
-                             f"got {len(labels)}")
-        if band is not None:
-            band = as_float_array(band, "band")
-            if band.shape != (k, 2, x.size, num_classes):
-                raise ValueError(f"band must have shape (k, 2, n, M) = "
-                                 f"{(k, 2, x.size, num_classes)}; got {band.shape}")
         greys = np.linspace(0.72, 0.0, k) if k > 1 else [0.0]
         for j in range(k):
             for i in range(num_classes):
@@ -115,10 +129,47 @@ def plot_posterior_fit(
                     ax.fill_between(x, band[j, 0, :, i], band[j, 1, :, i], lw=0,
                                     color=str(greys[j]), alpha=0.25,
                                     label="range over seeds" if i == j == 0 else "_")
+    if boundaries and num_classes == 2 and hasattr(task, "decision_boundaries"):
+        shown = [b for b in task.decision_boundaries() if x[0] <= b <= x[-1]]
+        for j, b in enumerate(shown):
+            where = ", ".join(f"{v:.3f}" for v in shown)
+            ax.axvline(b, color="0.25", ls=":", lw=1.2,
+                       label=f"Bayes decision boundary: x = {where}" if j == 0 else "_")
+            right = b > (x[0] + x[-1]) / 2  # the text on the side with room
+            ax.annotate(f"x = {b:.3f}", (b, 1.0), xytext=(-3 if right else 3, -3),
+                        textcoords="offset points", ha="right" if right else "left",
+                        va="top", fontsize="x-small", color="0.25")
     ax.set(xlabel="$x$", ylabel=r"probability; density $P(x, c)$",
            xlim=(x[0], x[-1]), ylim=(-0.02, 1.02))
     ax.legend(fontsize="small", framealpha=0.9, loc="best")
     return ax
+
+
+def _snapshot_labels(labels: Any, k: int) -> list[str]:
+    """One legend text per snapshot (default ``snapshot j``)."""
+    if labels is None:
+        return [f"snapshot {j + 1}" for j in range(k)]
+    if isinstance(labels, str) or not all(isinstance(t, str) for t in labels):
+        raise TypeError(f"labels must be a sequence of strings, one per snapshot; "
+                        f"got {labels!r}")
+    if len(labels) != k:
+        raise ValueError(f"labels must have one entry per snapshot ({k}); "
+                         f"got {len(labels)}")
+    return list(labels)
+
+
+def _band(band: Any, probs: Any, shape: tuple[int, int, int]) -> np.ndarray:
+    """The (k, 2, n, M) lowest and highest probabilities around the snapshots."""
+    if probs is None:
+        raise ValueError("band needs probs: it is the range around each snapshot")
+    band = as_float_array(band, "band")
+    if band.shape != (probs.shape[0], *shape):
+        raise ValueError(f"band must have shape (k, 2, n, M) = "
+                         f"{(probs.shape[0], *shape)}; got {band.shape}")
+    if np.any((band < 0) | (band > 1)):
+        raise ValueError("band must hold probabilities in [0, 1]; got values from "
+                         f"{band.min():g} to {band.max():g}")
+    return band
 
 
 def plot_posterior_map(
@@ -169,18 +220,28 @@ def plot_posterior_map(
     (20, 20, 3)
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    if task.dim != 2:
-        raise ValueError(f"task must be two-dimensional; got dim {task.dim}")
+    _check_task(task, 2)
+    if model is not None:
+        _check_model(model)
     resolution = check_positive_int(resolution, "resolution", minimum=2)
+    samples = check_positive_int(samples, "samples", minimum=0)
+    levels = as_float_array(levels, "levels", allow_inf=False).reshape(-1)
+    if np.any((levels <= 0) | (levels >= 1)):
+        raise ValueError(f"levels must be probabilities in (0, 1); got "
+                         f"{levels.tolist()}")
+    _check_ax(ax)
     if limits is None:
         low, high = (np.broadcast_to(np.asarray(b, dtype=float), (2,))
                      for b in task.support())
         limits = list(zip(low, high))
-    (x0, x1), (y0, y1) = limits
+    if not isinstance(limits, (tuple, list)) or len(limits) != 2:
+        raise ValueError(f"limits must be ((x0, x1), (y0, y1)); got {limits!r}")
+    (x0, x1), (y0, y1) = (_interval(v, f"limits[{i}]") for i, v in enumerate(limits))
     xx, yy = np.meshgrid(np.linspace(x0, x1, resolution),
                          np.linspace(y0, y1, resolution))
     points = np.column_stack([xx.ravel(), yy.ravel()])
-    probs = task.posterior(points) if model is None else _predict(model, points)
+    probs = (task.posterior(points) if model is None
+             else _predict(model, points, task.num_classes))
     probs = np.asarray(probs, dtype=float)
     colors = np.array(_class_colors(probs.shape[1]))
     ax = _new_axes(ax, figsize=(5.2, 4.6))
@@ -196,7 +257,7 @@ def plot_posterior_map(
     handles = [Patch(color=colors[i], label=f"$c_{i + 1}$")
                for i in range(probs.shape[1])]
     if samples:
-        x, c = task.sample(check_positive_int(samples, "samples"), as_generator(rng))
+        x, c = task.sample(samples, as_generator(rng))
         ax.scatter(x[:, 0], x[:, 1], c=colors[c], s=14, edgecolors="black",
                    linewidths=0.4)
     title = r"Bayes posterior $P(c\mid x)$" if model is None else r"$q(c\mid x)$"

@@ -10,15 +10,17 @@ one line per task and recipe.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
 
-from .._validation import as_float_array
+from .._validation import as_float_array, check_positive_int, check_scalar
 from ..metrics import moving_average
-from .style import _LINESTYLES, CLASS_COLORS, METRIC_LABELS, _new_axes
+from .style import _LINESTYLES, CLASS_COLORS, METRIC_LABELS, _check_ax, _new_axes
 
 __all__ = ["plot_convergence", "plot_training_curve"]
 
@@ -29,6 +31,7 @@ def plot_convergence(
     *,
     reference: Optional[Mapping[str, tuple[float, float]]] = None,
     reference_step: int = 10_000,
+    reference_label: str = "original study",
     ax: Optional[Axes] = None,
 ) -> Axes:
     r"""A metric against training steps (log-log), one line per task and recipe.
@@ -48,13 +51,17 @@ def plot_convergence(
         the task's colour (the original study's figures); the legend has one
         grey entry for them.
     reference_step : int, default 10000
+    reference_label : str, default "original study"
+        The legend text of the reference bars (followed by the step).
     ax : matplotlib Axes, optional
 
     Returns
     -------
     Axes
         One line per (task, recipe), colour by task and line style by recipe,
-        then one per reference bar and an empty one for the legend.
+        then one per reference bar and an empty one for the legend.  The
+        legend tells both apart: one entry per task (its colour, solid) and
+        one per recipe (its line style, in black).
 
     Notes
     -----
@@ -70,12 +77,11 @@ def plot_convergence(
     [0.1, 0.01, 0.001]
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    curves: dict[tuple[str, str], list[tuple[float, ...]]] = {}
-    for row in rows:
-        low, high = row.get(metric + "_min", row[metric]), row.get(metric + "_max",
-                                                                   row[metric])
-        curves.setdefault((row["task"], row["recipe"]), []).append(
-            (float(row["step"]), float(row[metric]), float(low), float(high)))
+    curves = _curves(rows, metric)
+    reference = _references(reference)
+    reference_step = check_positive_int(reference_step, "reference_step")
+    if not isinstance(reference_label, str):
+        raise TypeError(f"reference_label must be a string; got {reference_label!r}")
     tasks = list(dict.fromkeys(task for task, _ in curves))
     recipes = list(dict.fromkeys(recipe for _, recipe in curves))
     ax = _new_axes(ax)
@@ -85,24 +91,73 @@ def plot_convergence(
         color = CLASS_COLORS[tasks.index(task) % len(CLASS_COLORS)]
         ax.plot(steps[keep], values[keep], marker="o", ms=3, color=color,
                 ls=_LINESTYLES[recipes.index(recipe) % len(_LINESTYLES)],
-                label=f"{task}, {recipe}")
+                label=f"{task}, {recipe}")  # the legend is built below
         if np.any(lows != highs):
             shown = keep & (lows > 0)
             ax.fill_between(steps[shown], lows[shown], highs[shown], color=color,
                             alpha=0.15, lw=0, label="_")
     style = {"lw": 5, "alpha": 0.45, "marker": "D", "ms": 5, "solid_capstyle": "butt"}
-    for task, (low, high) in (reference or {}).items():
+    for task, (low, high) in reference.items():
         color = (CLASS_COLORS[tasks.index(task) % len(CLASS_COLORS)] if task in tasks
                  else "black")
         ax.plot([reference_step] * 2, [low, high], color=color, label="_", **style)
+    handles = [Line2D([], [], color=CLASS_COLORS[i % len(CLASS_COLORS)], lw=2,
+                      label=f"task {task}") for i, task in enumerate(tasks)]
+    handles += [Line2D([], [], color="black", lw=1.5,
+                       ls=_LINESTYLES[i % len(_LINESTYLES)], label=f"recipe {recipe}")
+                for i, recipe in enumerate(recipes)]
     if reference:  # one legend entry, in grey, for the bars in the tasks' colours
-        ax.plot([], [], color="0.5", label=f"original study, {reference_step:,} steps",
-                **style)
+        handles += ax.plot([], [], color="0.5", **style,
+                           label=f"{reference_label}, {reference_step:,} steps")
     ax.set(xscale="log", yscale="log", xlabel="training steps (mini-batches)",
            ylabel=METRIC_LABELS.get(metric, metric))
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize="x-small", framealpha=0.9)
+    ax.legend(handles=handles, fontsize="x-small", framealpha=0.9)
     return ax
+
+
+def _curves(rows: Any, metric: Any) -> dict[tuple[str, str], list[tuple[float, ...]]]:
+    """The points (step, value, low, high) of each (task, recipe), checked."""
+    if not isinstance(metric, str):
+        raise TypeError(f"metric must be a string like 'expected_kl'; got {metric!r}")
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+        raise TypeError(f"rows must be an iterable of mappings (the rows of "
+                        f"summarize); got {type(rows).__name__}")
+    curves: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise TypeError(f"rows must hold mappings; got {type(row).__name__} at "
+                            f"index {i}")
+        missing = [k for k in ("task", "recipe", "step", metric) if k not in row]
+        if missing:
+            raise ValueError(f"rows[{i}] must have the keys 'task', 'recipe', 'step' "
+                             f"and {metric!r}; missing {', '.join(map(repr, missing))}")
+        point = [row["step"], row[metric], row.get(metric + "_min", row[metric]),
+                 row.get(metric + "_max", row[metric])]
+        if not all(isinstance(v, numbers.Real) for v in point):
+            raise TypeError(f"rows[{i}]['step'] and [{metric!r}] (and its _min, _max) "
+                            f"must be numbers; got {point!r}")
+        curves.setdefault((row["task"], row["recipe"]), []).append(
+            tuple(float(v) for v in point))
+    if not curves:
+        raise ValueError("rows must not be empty: there is nothing to draw")
+    return curves
+
+
+def _references(reference: Any) -> dict[str, tuple[float, float]]:
+    """``{task: (low, high)}``, with 0 < low <= high (drawn on a log axis)."""
+    if reference is None:
+        return {}
+    if not isinstance(reference, Mapping):
+        raise TypeError(f"reference must map task names to (low, high); got "
+                        f"{type(reference).__name__}")
+    for task, pair in reference.items():
+        ok = (isinstance(pair, (tuple, list)) and len(pair) == 2
+              and all(isinstance(v, numbers.Real) for v in pair))
+        if not ok or not 0 < pair[0] <= pair[1] < np.inf:
+            raise ValueError(f"reference[{task!r}] must be (low, high) with 0 < low "
+                             f"<= high; got {pair!r}")
+    return dict(reference)
 
 
 def plot_training_curve(
@@ -140,8 +195,18 @@ def plot_training_curve(
     [0.2, 0.2]
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    losses = as_float_array(losses, "losses").reshape(-1)
-    window = max(1, losses.size // 50) if window is None else window
+    losses = as_float_array(losses, "losses", allow_inf=False, allow_empty=False)
+    if losses.ndim > 1:
+        raise ValueError(f"losses must be one-dimensional; got shape {losses.shape}")
+    losses = losses.reshape(-1)
+    window = (max(1, losses.size // 50) if window is None
+              else check_positive_int(window, "window"))
+    if bayes_loss is not None:
+        bayes_loss = check_scalar(bayes_loss, "bayes_loss", low=0.0, high=np.inf,
+                                  high_inclusive=False)
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a string; got {label!r}")
+    _check_ax(ax)
     steps = np.arange(1, losses.size + 1)
     ax = _new_axes(ax)
     ax.plot(steps, losses, color=CLASS_COLORS[5], lw=0.5, alpha=0.5, label="_")
