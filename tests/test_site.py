@@ -45,6 +45,8 @@ PAGES = {
     "api-losses": "api/losses.html",
     "notebook-03": "notebooks/03_bayes_posterior_gaussians.html",
 }
+# Screenshots tall enough to show a figure of the chapter, a "Taught in" line.
+HEIGHTS = {"derivation": 1600, "api-losses": 3200, "notebook-03": 4400}
 
 # Added before </body> of every page served: once MathJax is done, write a
 # report into a <pre id="site-probe"> for --dump-dom to print.
@@ -114,7 +116,9 @@ def site():
     server.server_close()
 
 
-def _chromium(url: str, profile: Path, *mode: str) -> subprocess.CompletedProcess:
+def _chromium(
+    url: str, profile: Path, *mode: str, height: int = 1600
+) -> subprocess.CompletedProcess:
     """Run headless Chromium on ``url``: no network beyond this machine."""
     cmd = [
         BROWSER,
@@ -131,7 +135,7 @@ def _chromium(url: str, profile: Path, *mode: str) -> subprocess.CompletedProces
         # every host name but the local server's fails to resolve
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
         f"--user-data-dir={profile}",
-        "--window-size=1280,1600",
+        f"--window-size=1280,{height}",
         "--virtual-time-budget=30000",
         *mode,
         url,
@@ -163,6 +167,6 @@ def test_page_renders_offline(site, name, tmp_path):
         assert report["images"], "a notebook chapter without its figures"
 
     shot = shots / f"{name}.png"
-    _chromium(url, tmp_path / "profile-shot", f"--screenshot={shot}")
+    _chromium(url, tmp_path / "shot", f"--screenshot={shot}", height=HEIGHTS[name])
     assert shot.is_file() and shot.stat().st_size > 10_000, "no screenshot"
     print(f"screenshot: {shot}")
