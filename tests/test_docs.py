@@ -234,3 +234,46 @@ def test_the_pages_examples_print_what_they_show(page):
     report = []
     runner.run(test, out=report.append)
     assert runner.failures == 0, "".join(report)
+
+
+def _make_tables():
+    """``scripts/make_tables.py``, imported from its file."""
+    import importlib.util
+
+    path = ROOT / "scripts" / "make_tables.py"
+    spec = importlib.util.spec_from_file_location("make_tables", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_result_tables_are_rendered_from_the_committed_run():
+    """The README's and the docs' tables are what the script writes from the JSON.
+
+    After a new run: ``python scripts/make_tables.py scratchnet-results/summary.csv``.
+    """
+    tables = _make_tables()
+    rows = tables.load()
+    for path, marked in tables.TABLES.items():
+        text = path.read_text(encoding="utf-8")
+        assert tables.render(text, marked, rows) == text, (
+            f"the tables of {path.name} differ from {tables.RESULTS.name}: "
+            "run python scripts/make_tables.py"
+        )
+
+
+def test_the_committed_run_is_what_the_code_computes():
+    """One cheap row of the committed run, trained afresh: seed 0 of
+    ``separated``/``original`` at step 100 (the first 100 of its 50,000 steps)."""
+    import scratchnet.experiments as ex
+
+    tables = _make_tables()
+    (stored,) = [
+        r
+        for r in tables.load()
+        if (r["task"], r["recipe"], r["seed"], r["step"]) == ("separated", "original", 0, 100)
+    ]
+    result = ex.run("separated", "original", steps=100, seed=0)
+    (fresh,) = [r for r in result.rows if r["step"] == 100]
+    for metric in (*tables.METRICS, "bayes_accuracy"):
+        assert fresh[metric] == pytest.approx(stored[metric], rel=1e-6), metric

@@ -167,6 +167,15 @@ def on_merge_info(app: Any, env: Any, docnames: Any, other: Any) -> None:
         known.extend(e for e in entries if e not in known)
 
 
+def on_get_outdated(
+    app: Any, env: Any, added: set, changed: set, removed: set
+) -> list[str]:
+    """A changed chapter changes the "Taught in" lines: re-read the API pages."""
+    if any(doc.startswith(NOTEBOOKS) for doc in added | changed | removed):
+        return [doc for doc in env.found_docs if doc.startswith("api/")]
+    return []
+
+
 class taught_in(nodes.General, nodes.Element):
     """Placeholder for the "Taught in" line of an API entry."""
 
@@ -231,6 +240,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("doctree-read", on_doctree_read)
     app.connect("env-purge-doc", on_purge_doc)
     app.connect("env-merge-info", on_merge_info)
+    app.connect("env-get-outdated", on_get_outdated)
     # after numpydoc (priority 500) has rewritten the docstring into sections
     app.connect("autodoc-process-docstring", on_process_docstring, priority=600)
     app.connect("doctree-resolved", on_doctree_resolved)
