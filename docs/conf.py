@@ -5,7 +5,9 @@ errors; ``tests/test_docs.py`` runs the same command).  Nothing is fetched,
 neither at build time nor by the reader's browser: there is no intersphinx,
 the theme's fonts and icons ship with the theme, and MathJax 3 is served from
 ``docs/_static/mathjax`` (the ``mathjax`` npm package, version 3.2.2, Apache
-licence 2.0: its ``tex-chtml-full.js`` and the woff-v2 fonts it loads).
+licence 2.0, whose text is kept beside it: its ``es5/tex-chtml-full.js``, every
+TeX extension built in, and the woff-v2 fonts it loads from
+``output/chtml/fonts/``; to update, ``npm pack mathjax@3`` and copy those).
 
 The notebooks are chapters of the site: ``myst_nb`` renders them from their
 stored outputs (it never executes them; ``notebooks/execute.py`` refreshes the
