@@ -1,11 +1,20 @@
-"""Sphinx configuration for the scratchnet documentation.
+"""Sphinx configuration for the scratchnet documentation: a small textbook.
 
 Build with ``python -m sphinx -W -b html docs docs/_build/html`` (warnings are
-errors; ``tests/test_docs.py`` runs the same command).  No network is needed at
-build time: there is no intersphinx, and MathJax is loaded by the reader's
-browser.
+errors; ``tests/test_docs.py`` runs the same command).  Nothing is fetched,
+neither at build time nor by the reader's browser: there is no intersphinx,
+the theme's fonts and icons ship with the theme, and MathJax 3 is served from
+``docs/_static/mathjax`` (the ``mathjax`` npm package, version 3.2.2, Apache
+licence 2.0, whose text is kept beside it: its ``es5/tex-chtml-full.js``, every
+TeX extension built in, and the woff-v2 fonts it loads from
+``output/chtml/fonts/``; to update, ``npm pack mathjax@3`` and copy those).
 
-Three small local extensions live in ``setup`` below:
+The notebooks are chapters of the site: ``myst_nb`` renders them from their
+stored outputs (it never executes them; ``notebooks/execute.py`` refreshes the
+outputs).  They live in ``notebooks/`` and are copied to ``docs/notebooks/``
+(ignored by git) when the build starts.
+
+The local extensions live in ``setup`` below:
 
 * ``optional-figure``: a figure directive that renders the image when the file
   exists and a short note saying how to produce it when it does not, so the
@@ -21,11 +30,19 @@ Three small local extensions live in ``setup`` below:
   the module it documents, so the API page names such constants with
   ``autodata`` and the handler gives each the ``#:`` comment written where it
   is defined (instead of the docstring of its type).
+* prose and code linked both ways (the "Defined in" links of *Dive into Deep
+  Learning*, the other way round): every section of a notebook chapter gets a
+  line "In this section:" linking the API entries its code calls as
+  ``sn.<name>``, and every API entry a line "Taught in:" linking the
+  notebook sections that call it.  Both are computed from the notebooks' code
+  when the site is built, so they cannot drift and no docstring is edited.
 """
 
 from __future__ import annotations
 
+import filecmp
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,6 +55,7 @@ from sphinx.pycode import ModuleAnalyzer
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))  # document the source tree, installed or not
+sys.path.insert(0, str(DOCS / "_ext"))  # chapter_links
 os.environ.setdefault("MPLBACKEND", "Agg")  # plotting imports matplotlib headless
 
 import scratchnet  # noqa: E402
@@ -57,17 +75,49 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "numpydoc",
-    "myst_parser",
+    "myst_nb",  # MyST Markdown pages and the notebooks (it includes myst_parser)
+    "chapter_links",  # notebook sections <-> API entries, in docs/_ext
 ]
-source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
-exclude_patterns = ["_build", "_static", "Thumbs.db", ".DS_Store"]
+exclude_patterns = [
+    "_build",
+    "_static",
+    "_ext",
+    "Thumbs.db",
+    ".DS_Store",
+    "**.ipynb_checkpoints",
+]
 nitpicky = False
 default_role = "code"  # `x` in reStructuredText docstrings renders as code
 
 # MyST: $...$ and $$...$$ math, \begin{align} environments, ::: fences.
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
+
+# The notebooks: rendered from their stored outputs, never executed here.
+nb_execution_mode = "off"
+nb_merge_streams = True
+
+
+def _copy_notebooks() -> None:
+    """Copy ``notebooks/NN_*.ipynb`` to ``docs/notebooks/``; unchanged copies stay."""
+    source, target = ROOT / "notebooks", DOCS / "notebooks"
+    target.mkdir(exist_ok=True)
+    wanted = {p.name: p for p in sorted(source.glob("[0-9][0-9]_*.ipynb"))}
+    for stale in target.glob("*.ipynb"):
+        if stale.name not in wanted:
+            stale.unlink()
+    for name, path in wanted.items():
+        copy = target / name
+        if not copy.exists() or not filecmp.cmp(path, copy, shallow=False):
+            shutil.copyfile(path, copy)
+
+
+_copy_notebooks()
+
+# Math with no network: MathJax 3 from _static/mathjax (see the module docstring).
+mathjax_path = "mathjax/tex-chtml-full.js"
 
 # autodoc + numpydoc: documented in source order, signatures with type hints.
 autodoc_member_order = "bysource"
@@ -79,14 +129,16 @@ numpydoc_xref_param_type = False
 
 # -- HTML --------------------------------------------------------------------
 
-html_theme = "alabaster"
+html_theme = "sphinx_book_theme"  # a book: chapters on the left, sections on the right
 html_title = f"scratchnet {release}"
 html_static_path = ["_static"]
 html_theme_options = {
-    "description": "A classifier trained with cross-entropy learns the Bayes posterior",
-    "fixed_sidebar": False,
-    "page_width": "1100px",
-    "sidebar_width": "230px",
+    "home_page_in_toc": True,
+    "show_toc_level": 2,
+    "show_navbar_depth": 1,
+    "use_download_button": False,
+    "use_fullscreen_button": False,
+    "navigation_with_keys": False,
 }
 html_show_sourcelink = False
 

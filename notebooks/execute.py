@@ -4,12 +4,16 @@ Run after changing the library or a notebook::
 
     python notebooks/execute.py            # every notebook
     python notebooks/execute.py 03*.ipynb  # some of them
+    python notebooks/execute.py --twins    # only rewrite the Markdown twins
 
 Each notebook runs top to bottom in a fresh kernel; its outputs (figures
 included) are written back into the file, and the run time is printed.  A
 notebook that raises stops the script with the error, and the file is left as
-it was.  ``tests/test_notebooks.py`` checks that the stored outputs carry no
-errors and that every notebook still runs.
+it was.  Then its twin ``notebooks/md/<name>.md``, the same cells in MyST
+Markdown without outputs (written with jupytext), is rewritten, so that a
+change to a notebook can be reviewed as a text diff.
+``tests/test_notebooks.py`` checks that the stored outputs carry no errors,
+that every notebook still runs and that the twins say what the notebooks say.
 """
 
 from __future__ import annotations
@@ -23,6 +27,18 @@ import nbformat
 from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
+TWINS = HERE / "md"
+
+
+def write_twin(path: Path) -> Path:
+    """Write the MyST Markdown twin of the notebook at ``path``; return its path."""
+    import jupytext  # in the notebooks and test extras
+
+    nb = jupytext.read(path)
+    TWINS.mkdir(exist_ok=True)
+    twin = TWINS / f"{path.stem}.md"
+    jupytext.write(nb, twin, fmt="md:myst")
+    return twin
 
 
 def execute(path: Path, timeout: int = 300) -> float:
@@ -64,6 +80,11 @@ def _merge_streams(outputs: list) -> list:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
+        "--twins",
+        action="store_true",
+        help="only rewrite the Markdown twins, without executing",
+    )
+    parser.add_argument(
         "patterns",
         nargs="*",
         default=["[0-9]*.ipynb"],
@@ -75,8 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         print("no notebook matches", args.patterns, file=sys.stderr)
         return 1
     for path in paths:
-        print(f"{path.name}: ", end="", flush=True)
-        print(f"{execute(path):.1f} s")
+        if not args.twins:
+            print(f"{path.name}: ", end="", flush=True)
+            print(f"{execute(path):.1f} s")
+        print(f"  twin: {write_twin(path).relative_to(HERE.parent)}")
     return 0
 
 

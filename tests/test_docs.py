@@ -1,30 +1,33 @@
 """The documentation builds with warnings as errors and covers the public API.
 
-One test runs ``python -m sphinx -W -b html docs <tmp>/html`` in a subprocess
-(the command of the README) and then reads the HTML it wrote: every page is
-there, the math reaches MathJax, every public name of every module has its
-entry, and every cross-reference written in the pages resolves to one.  The
-build and the checks share one test so that pytest-xdist never builds twice.
+One test builds the site with ``python -m sphinx -W -b html docs <tmp>/html``
+(the command of the README, once per test process: ``tests/_site.py``) and
+then reads the HTML it wrote: every page is there, the notebooks are chapters,
+MathJax is served from the site, every public name of every module has its
+entry, the notebooks and the API link each other, and every cross-reference
+written in the pages resolves to one.  ``tests/test_site.py`` opens the same
+build in a browser.  The ``>>>`` examples of the pages are run as doctests.
 """
 
 import importlib
 import inspect
-import os
 import re
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from _site import built_site
 from _support import CHAPTERS
 
 pytest.importorskip("sphinx")
 pytest.importorskip("numpydoc")
 pytest.importorskip("myst_parser")
+pytest.importorskip("myst_nb")
+pytest.importorskip("sphinx_book_theme")
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 # Every module but the private one; a subpackage's modules ("plotting.style") are
 # documented on the page of the subpackage, which re-exports their names.
@@ -116,29 +119,20 @@ def _documented_names(module) -> list:
     return names
 
 
-def _build(outdir: Path) -> None:
-    cmd = [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(DOCS), str(outdir)]
-    env = {**os.environ, "MPLBACKEND": "Agg"}
-    proc = subprocess.run(
-        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
-    )
-    if proc.returncode != 0:
-        pytest.fail(
-            f"the docs build failed (exit code {proc.returncode}):\n"
-            f"{proc.stdout}\n{proc.stderr}",
-            pytrace=False,
-        )
-
-
-def test_docs_build_without_warnings_and_cover_the_api(tmp_path):
-    html = tmp_path / "html"
-    _build(html)
+def test_docs_build_without_warnings_and_cover_the_api():
+    html = built_site()
 
     for page in PAGES + [f"api/{_page(name)}" for name in MODULES]:
         assert (html / f"{page}.html").is_file(), f"missing page {page}.html"
 
     derivation = (html / "derivation.html").read_text(encoding="utf-8")
-    assert "mathjax" in derivation.lower(), "the MathJax script is not included"
+    # MathJax from the site itself (no CDN), with the fonts it loads.
+    scripts = re.findall(r'<script[^>]*src="([^"]*mathjax[^"]*)"', derivation, flags=re.I)
+    assert scripts, "the MathJax script is not included"
+    assert all(src.startswith("_static/mathjax/") for src in scripts), scripts
+    mathjax = html / "_static" / "mathjax"
+    assert (mathjax / scripts[0].split("/")[-1].split("?")[0]).is_file()
+    assert len(list((mathjax / "output/chtml/fonts/woff-v2").glob("*.woff"))) > 20
     assert derivation.count('class="math notranslate nohighlight"') >= 20
     assert "\\[" in derivation and "\\(" in derivation, "no MathJax delimiters"
     for target in (
@@ -152,6 +146,34 @@ def test_docs_build_without_warnings_and_cover_the_api(tmp_path):
         "scratchnet.gaussian.GaussianClasses.bayes_loss",
     ):
         assert f'#{target}"' in derivation, f"the derivation does not link {target}"
+
+    # No page loads anything from outside the site (links may point outside).
+    for page in html.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        loads = re.findall(r'\bsrc="([^"]*)"', text)
+        loads += re.findall(r'<link\b[^>]*?\bhref="([^"]*)"', text)
+        outside = [u for u in loads if re.match(r"(https?:)?//", u)]
+        assert outside == [], f"{page.name} loads {outside}"
+
+    # The notebooks are chapters, rendered with their figures, linked to the API
+    # both ways.
+    for notebook in NOTEBOOKS:
+        chapter = html / "notebooks" / f"{notebook.stem}.html"
+        assert chapter.is_file(), f"{notebook.name} is not a chapter of the site"
+        text = chapter.read_text(encoding="utf-8")
+        assert "In this section:" in text, f"{notebook.stem}: no links to the API"
+        assert _unresolved_xrefs(text) == [], f"unresolved references in {notebook.stem}"
+        figures = notebook.read_text(encoding="utf-8").count('"image/png"')
+        assert text.count("<img ") >= figures, f"{notebook.stem}: figures missing"
+    chapter = (html / "notebooks" / "03_bayes_posterior_gaussians.html").read_text("utf-8")
+    assert 'href="../api/gaussian.html#scratchnet.gaussian.GaussianClasses"' in chapter
+    losses = (html / "api" / "losses.html").read_text(encoding="utf-8")
+    taught = re.search(r"Taught in: </em>(.*?)</p>", losses.split('id="scratchnet.losses.cross_entropy"')[1])
+    assert taught and "../notebooks/01_scores_to_probabilities.html#" in taught.group(1)
+    index = (html / "index.html").read_text(encoding="utf-8")
+    toc = [m for m in re.findall(r'href="([^"#]*)\.html"', index) if m]
+    order = [toc.index(name) for name in ("derivation", "notebooks", "api/index")]
+    assert order == sorted(order), "the notebooks are not between derivation and API"
 
     # Every cross-reference in the hand-written pages resolves.
     for page in PAGES:
@@ -187,3 +209,72 @@ def test_every_module_has_an_api_page_in_the_toctree():
     for name in MODULES:
         page = (DOCS / "api" / f"{_page(name)}.rst").read_text(encoding="utf-8")
         assert f".. automodule:: scratchnet.{name}\n   :members:" in page
+
+
+@pytest.mark.parametrize("page", ["index", "derivation", "engine"])
+def test_the_pages_examples_print_what_they_show(page):
+    """The ``>>>`` examples of a page, run as doctests, block after block.
+
+    Exact output, but for NORMALIZE_WHITESPACE and ELLIPSIS: a page that shows
+    ``0.0000`` where Python prints ``-0.0000`` fails.  ``np`` and ``sn`` are
+    imported, as the pages assume.
+    """
+    import doctest
+
+    import numpy as np
+
+    import scratchnet as sn
+
+    text = (DOCS / f"{page}.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```(?:python|pycon)\n(.*?)^```", text, flags=re.S | re.M)
+    source = "\n".join(b for b in blocks if b.lstrip().startswith(">>>"))
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(source, {"np": np, "sn": sn}, f"docs/{page}.md", str(DOCS / f"{page}.md"), 0)
+    flags = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+    runner = doctest.DocTestRunner(optionflags=flags)
+    report = []
+    runner.run(test, out=report.append)
+    assert runner.failures == 0, "".join(report)
+
+
+def _make_tables():
+    """``scripts/make_tables.py``, imported from its file."""
+    import importlib.util
+
+    path = ROOT / "scripts" / "make_tables.py"
+    spec = importlib.util.spec_from_file_location("make_tables", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_result_tables_are_rendered_from_the_committed_run():
+    """The README's and the docs' tables are what the script writes from the JSON.
+
+    After a new run: ``python scripts/make_tables.py scratchnet-results/summary.csv``.
+    """
+    tables = _make_tables()
+    rows = tables.load()
+    for path, marked in tables.TABLES.items():
+        text = path.read_text(encoding="utf-8")
+        assert tables.render(text, marked, rows) == text, (
+            f"the tables of {path.name} differ from {tables.RESULTS.name}: "
+            "run python scripts/make_tables.py"
+        )
+
+
+def test_the_committed_run_is_what_the_code_computes():
+    """One cheap row of the committed run, trained afresh: seed 0 of
+    ``separated``/``original`` at step 100 (the first 100 of its 50,000 steps)."""
+    import scratchnet.experiments as ex
+
+    tables = _make_tables()
+    (stored,) = [
+        r
+        for r in tables.load()
+        if (r["task"], r["recipe"], r["seed"], r["step"]) == ("separated", "original", 0, 100)
+    ]
+    result = ex.run("separated", "original", steps=100, seed=0)
+    (fresh,) = [r for r in result.rows if r["step"] == 100]
+    for metric in (*tables.METRICS, "bayes_accuracy"):
+        assert fresh[metric] == pytest.approx(stored[metric], rel=1e-6), metric

@@ -1,4 +1,5 @@
-"""Every notebook runs top to bottom, and its stored outputs carry no errors."""
+"""Every notebook runs top to bottom, its stored outputs carry no errors, and its
+MyST Markdown twin in ``notebooks/md/`` has the same cells."""
 
 from pathlib import Path
 
@@ -43,3 +44,23 @@ def test_notebook_executes(path):
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
     ).execute()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_markdown_twin_is_in_sync(path):
+    """``notebooks/md/<name>.md`` has the notebook's cells, in order, word for word.
+
+    Refresh the twins with ``python notebooks/execute.py --twins``.
+    """
+    jupytext = pytest.importorskip("jupytext")
+    twin = path.parent / "md" / f"{path.stem}.md"
+    assert twin.is_file(), f"no twin {twin.name}: run notebooks/execute.py --twins"
+
+    def cells(nb):  # trailing blank lines are not kept by the Markdown form
+        return [(c.cell_type, c.source.rstrip()) for c in nb.cells]
+
+    notebook = nbformat.read(path, as_version=4)
+    assert cells(jupytext.read(twin)) == cells(notebook), (
+        f"{twin.name} is out of sync with {path.name}: "
+        "run python notebooks/execute.py --twins"
+    )
