@@ -118,7 +118,9 @@ def _with_ones(shape: Tuple[int, ...], dtype: Any) -> np.ndarray:
 
 
 class _Work:
-    """The arrays of a training step on batches of n rows, allocated once."""
+    """The arrays of a training step on batches of n rows, allocated once, and
+    the views of them that a step uses (made once: a view costs as much as a
+    small array operation)."""
 
     def __init__(self, members: int, n: int, sizes: Sequence[int], dtype: Any) -> None:
         self.x = _with_ones((members, n, sizes[0]), dtype)
@@ -126,11 +128,27 @@ class _Work:
         self.dhidden = [np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
         self.dpre = [np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
         self.logits = np.empty((members, n, sizes[-1]), dtype)
+        self.inputs_T = [a.transpose(0, 2, 1) for a in (self.x, *self.hidden)]
+        # without the ones column: where x, the products and dL/da are written
+        self.x_in = self.x[..., :-1]
+        self.z = [a[..., :-1] for a in self.hidden]
+        self.da = [d[..., :-1] for d in self.dhidden]
+        self.dz = [d[..., :-1] for d in self.dpre]
         m = sizes[-1]  # the cross-entropy's scratch, one row per (member, sample)
         self.row_max = np.empty((members * n, 1), dtype)
         self.total = np.empty((members * n, 1), dtype)
         self.first = np.arange(members * n) * m  # flat index of each row's logit 0
         self.picked = np.empty(members * n, np.intp)  # flat index of the target's
+        self.n = np.asarray(n, dtype)  # 0-d arrays: faster operands than floats
+        self.one_over_n = np.asarray(1.0 / n, dtype)
+        self.grads: Any = None  # the last gradient vector and its block views
+        self.grad_blocks: List[np.ndarray] = []
+
+    def blocks_of(self, grads: np.ndarray, sizes: Sequence[int]) -> List[np.ndarray]:
+        """The [dW; db] views of ``grads``, kept while the same vector comes back."""
+        if grads is not self.grads:
+            self.grads, self.grad_blocks = grads, _bias_blocks(grads, sizes)
+        return self.grad_blocks
 
 
 class Ensemble:
@@ -182,7 +200,9 @@ class Ensemble:
                                     for name, shape in first.layout)
         self.params = StackedParams(np.concatenate(members), self.layout)
         self._blocks = _bias_blocks(self.params.flat, self.sizes)
+        self._W_T = [block[:, :-1, :].transpose(0, 2, 1) for block in self._blocks]
         self._phi, self._phi_backward = _KERNELS[activation]
+        self._whole_width = activation == "relu"  # relu(1) = 1 keeps the ones
         self._work: dict = {}  # one _Work, for the last batch size trained on
         self._kept: Any = None  # the _Work of the last forward pass kept for backward
 
@@ -202,46 +222,40 @@ class Ensemble:
                              f"shape {x.shape}")
         return x
 
-    def _activate(self, z: np.ndarray) -> None:
-        """phi in place on a buffer whose last column is the ones of the bias."""
-        if self._phi is relu_into:
-            relu_into(z)  # relu(1) = 1: the whole buffer, contiguous, is faster
-        else:
-            self._phi(z[..., :-1])
+    def _activate(self, a: np.ndarray, z: np.ndarray) -> None:
+        """phi in place on ``z``, the view of ``a`` without its ones column."""
+        self._phi(a if self._whole_width else z)  # contiguous is faster
 
     def _forward(self, x: np.ndarray, work: Any) -> np.ndarray:
         """Logits (S, N, M) of checked x, (N, d) or (S, N, d): into ``work``
         (kept for backward), or into new arrays when ``work`` is None."""
         if work is None:
-            a = _with_ones(x.shape, self.dtype)
-            hidden = [_with_ones((self.members, x.shape[-2], h), self.dtype)
-                      for h in self.sizes[1:-1]]
-            logits = np.empty((self.members, x.shape[-2], self.sizes[-1]), self.dtype)
+            work = _Work(self.members, x.shape[-2], self.sizes, self.dtype)
+            if x.ndim == 2:  # shared inputs
+                work.x = _with_ones(x.shape, self.dtype)
+                work.x_in = work.x[..., :-1]
         else:
-            a, hidden, logits = work.x, work.hidden, work.logits
             self._kept = work
-        a[..., :-1] = x
-        for block, z in zip(self._blocks, hidden):
-            np.matmul(a, block, out=z[..., :-1])  # [a, 1] [W; b] = a W + b
-            self._activate(z)
-            a = z
-        return np.matmul(a, self._blocks[-1], out=logits)
+        work.x_in[...] = x
+        a = work.x
+        for block, hidden, z in zip(self._blocks, work.hidden, work.z):
+            np.matmul(a, block, out=z)  # [a, 1] [W; b] = a W + b
+            self._activate(hidden, z)
+            a = hidden
+        return np.matmul(a, self._blocks[-1], out=work.logits)
 
     def _backward_into(self, dlogits: np.ndarray, grads: np.ndarray) -> None:
         """The gradients of the last kept forward pass, given dL/dlogits, into
         the stacked vector ``grads``."""
         work = self._kept
-        inputs = [work.x, *work.hidden]
-        grad_blocks, dz = _bias_blocks(grads, self.sizes), dlogits
+        grad_blocks, dz = work.blocks_of(grads, self.sizes), dlogits
         for layer in range(len(self._blocks) - 1, -1, -1):
-            a = inputs[layer]
-            np.matmul(a.transpose(0, 2, 1), dz, out=grad_blocks[layer])  # [a, 1]^T dz
+            np.matmul(work.inputs_T[layer], dz, out=grad_blocks[layer])  # [a, 1]^T dz
             if layer:
-                da, dpre = work.dhidden[layer - 1], work.dpre[layer - 1]
-                W = self._blocks[layer][:, :-1, :]
-                np.matmul(dz, W.transpose(0, 2, 1), out=da[..., :-1])
-                self._phi_backward(da, a, dpre)  # the ones column: 0 * phi'
-                dz = dpre[..., :-1]
+                np.matmul(dz, self._W_T[layer], out=work.da[layer - 1])  # dz W^T
+                self._phi_backward(work.dhidden[layer - 1], work.hidden[layer - 1],
+                                   work.dpre[layer - 1])  # the ones column: 0 phi'
+                dz = work.dz[layer - 1]
 
     def _buffers(self, n: int) -> _Work:
         work = self._work.get(n)
@@ -409,18 +423,25 @@ class Ensemble:
 def _cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
                                     work: _Work) -> np.ndarray:
     """``kernels.cross_entropy_and_grad_inplace`` per member, into ``work``'s
-    scratch: (S, B, M) logits become dL/dlogits; returns the S mean losses."""
+    scratch: (S, B, M) logits become dL/dlogits; returns the S mean losses.
+
+    The row maxima and sums run over the M columns, one array operation per
+    class: a reduction along a short last axis costs a loop step per row."""
     members, n, m = logits.shape
     flat, entries = logits.reshape(-1, m), logits.reshape(-1)
-    np.maximum.reduce(flat, axis=1, keepdims=True, out=work.row_max)
+    row_max, total = work.row_max[:, 0], work.total[:, 0]
+    np.maximum(flat[:, 0], flat[:, 1 % m], out=row_max)
+    for j in range(2, m):
+        np.maximum(row_max, flat[:, j], out=row_max)
     flat -= work.row_max  # largest logit 0
     np.add(work.first, targets.reshape(-1), out=work.picked)
     picked = entries[work.picked].reshape(members, n)  # f_{n, c_n} - max_n
     np.exp(flat, out=flat)
-    total = np.add.reduce(flat, axis=1, keepdims=True, out=work.total)  # in [1, M]
+    np.copyto(total, flat[:, 0])
+    for j in range(1, m):
+        total += flat[:, j]  # in [1, M]
     losses = (np.log(total).reshape(members, n).sum(axis=1) - picked.sum(axis=1)) / n
-    total *= n
-    flat /= total  # q / B
-    entries[work.picked] -= 1.0 / n  # (q - one_hot) / B
+    total *= work.n
+    flat /= work.total  # q / B
+    entries[work.picked] -= work.one_over_n  # (q - one_hot) / B
     return losses.astype(np.float64)
-

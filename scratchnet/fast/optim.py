@@ -40,7 +40,7 @@ class Adam(optim.Adam):
 
     def __init__(self, params: Any, lr: float = 1e-3, **options: Any) -> None:
         super().__init__(params, lr, **options)
-        self._scratch_vectors: Dict[tuple, np.ndarray] = {}
+        self._scratch_vectors: Dict[tuple, Any] = {}
 
     def update(self, param: np.ndarray, grad: np.ndarray,
                state: Dict[str, np.ndarray]) -> None:
@@ -71,10 +71,11 @@ class Adam(optim.Adam):
             grad = grad + self.weight_decay * param
         m, v = state["exp_avg"], state["exp_avg_sq"]
         tmp = self._scratch(param)
-        m *= beta1
-        m += np.multiply(grad, 1 - beta1, out=tmp)  # m_t = beta1 m + (1 - beta1) g
-        v *= beta2
-        np.multiply(grad, 1 - beta2, out=tmp)
+        c = self._constants(param.dtype, 1 - beta1, 1 - beta2, beta1, beta2)
+        m *= c[2]
+        m += np.multiply(grad, c[0], out=tmp)  # m_t = beta1 m + (1 - beta1) g
+        v *= c[3]
+        np.multiply(grad, c[1], out=tmp)
         v += np.multiply(tmp, grad, out=tmp)  # v_t = beta2 v + (1 - beta2) g^2
         denom = np.sqrt(v, out=tmp)
         denom /= math.sqrt(1 - beta2**t)
@@ -82,6 +83,14 @@ class Adam(optim.Adam):
         step = np.divide(m, denom, out=tmp)
         step *= self.lr / (1 - beta1**t)
         param -= step
+
+    def _constants(self, dtype: Any, *values: float) -> tuple:
+        """``values`` as 0-d arrays of ``dtype`` (the same numbers NumPy would
+        round a Python float to; a faster operand), made once."""
+        key = (np.dtype(dtype), values)
+        if key not in self._scratch_vectors:
+            self._scratch_vectors[key] = tuple(np.asarray(v, dtype) for v in values)
+        return self._scratch_vectors[key]
 
     def _scratch(self, param: np.ndarray) -> np.ndarray:
         """A vector of ``param``'s shape and dtype, reused from step to step."""
