@@ -122,11 +122,14 @@ class _Work:
     the views of them that a step uses (made once: a view costs as much as a
     small array operation)."""
 
-    def __init__(self, members: int, n: int, sizes: Sequence[int], dtype: Any) -> None:
+    def __init__(self, members: int, n: int, sizes: Sequence[int], dtype: Any,
+                 in_place: bool = False) -> None:
         self.x = _with_ones((members, n, sizes[0]), dtype)
         self.hidden = [_with_ones((members, n, h), dtype) for h in sizes[1:-1]]
         self.dhidden = [np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
-        self.dpre = [np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
+        # dL/dz: in place of dL/da for relu (da * 1[a > 0]), apart for tanh
+        self.dpre = self.dhidden if in_place else [
+            np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
         self.logits = np.empty((members, n, sizes[-1]), dtype)
         self.inputs_T = [a.transpose(0, 2, 1) for a in (self.x, *self.hidden)]
         # without the ones column: where x, the products and dL/da are written
@@ -202,7 +205,7 @@ class Ensemble:
         self._blocks = _bias_blocks(self.params.flat, self.sizes)
         self._W_T = [block[:, :-1, :].transpose(0, 2, 1) for block in self._blocks]
         self._phi, self._phi_backward = _KERNELS[activation]
-        self._whole_width = activation == "relu"  # relu(1) = 1 keeps the ones
+        self._relu = activation == "relu"  # relu(1) = 1 keeps the ones; in place
         self._work: dict = {}  # one _Work, for the last batch size trained on
         self._kept: Any = None  # the _Work of the last forward pass kept for backward
 
@@ -224,7 +227,7 @@ class Ensemble:
 
     def _activate(self, a: np.ndarray, z: np.ndarray) -> None:
         """phi in place on ``z``, the view of ``a`` without its ones column."""
-        self._phi(a if self._whole_width else z)  # contiguous is faster
+        self._phi(a if self._relu else z)  # contiguous is faster
 
     def _forward(self, x: np.ndarray, work: Any) -> np.ndarray:
         """Logits (S, N, M) of checked x, (N, d) or (S, N, d): into ``work``
@@ -260,7 +263,8 @@ class Ensemble:
     def _buffers(self, n: int) -> _Work:
         work = self._work.get(n)
         if work is None:
-            work = _Work(self.members, n, self.sizes, self.dtype)
+            work = _Work(self.members, n, self.sizes, self.dtype,
+                         in_place=self._relu)
             self._work = {n: work}
         return work
 

@@ -7,8 +7,10 @@ the same batches in a few array operations per step instead of S calls.
 
 :func:`stacked_epochs` reshuffles each member's fixed sample every epoch
 with its own generator (the permutations of
-:func:`scratchnet.train.epochs`) and gathers every member's batch in one
-``np.take`` from the concatenated samples.
+:func:`scratchnet.train.epochs`), gathers the whole reordered epoch of every
+member in one ``np.take`` from the concatenated samples (random reads are
+cheaper in bulk than batch by batch: 130 against 25 microseconds per step
+of 18 members, measured) and yields slices of it.
 
 A streaming recipe draws a fresh batch of :math:`P(X, C)` at every step,
 ``task.sample(B, rng)``: a uniform :math:`u` per row picks the class by the
@@ -150,8 +152,8 @@ def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size
     Yields
     ------
     (x, c)
-        Of shapes (S, B, ...) and (S, B); the last partial batch of an epoch
-        is kept.
+        Of shapes (S, B, ...) and (S, B), views of the epoch's reordered
+        samples (read-only use); the last partial batch of an epoch is kept.
 
     Examples
     --------
@@ -172,6 +174,9 @@ def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size
     while True:
         order = np.stack([rng.permutation(n) for rng in rngs])
         order += first  # row indices into the concatenation
+        # the epoch's samples in their new order, gathered at once (random reads
+        # are cheaper in bulk); a batch is then a slice, read in order
+        x_epoch, c_epoch = np.take(x_all, order, axis=0), np.take(c_all, order)
         for start in range(0, n, batch_size):
-            rows = order[:, start:start + batch_size]
-            yield np.take(x_all, rows, axis=0), np.take(c_all, rows)
+            batch = slice(start, start + batch_size)
+            yield x_epoch[:, batch], c_epoch[:, batch]
