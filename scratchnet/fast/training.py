@@ -53,6 +53,12 @@ def check_finite_gradients(grads: StackedParams, step: int) -> None:
     ...
     FloatingPointError: the gradient of b2 is not finite at step 7 (member 1: 1 ...
     """
+    with np.errstate(over="ignore", invalid="ignore"):
+        _check_finite(grads, step)
+
+
+def _check_finite(grads: StackedParams, step: int) -> None:
+    """:func:`check_finite_gradients` inside the caller's ``np.errstate``."""
     if math.isfinite(np.dot(grads.flat, grads.flat)):
         return
     for name, g in grads.items():
@@ -130,7 +136,7 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
                 optimizer.lr = lr(step - 1)
             x, c = ensemble._check_batch(*next(batches))
             losses[step - 1] = ensemble._loss_and_grads_into(x, c, loss, grads.flat)
-            check_finite_gradients(grads, step)
+            _check_finite(grads, step)  # before the update it would spoil
             optimizer.step(grads)
             if not math.isfinite(losses[step - 1].sum()):
                 raise FloatingPointError(f"a member's loss became non-finite at step "
