@@ -44,12 +44,12 @@ class Adam(optim.Adam):
 
     def update(self, param: np.ndarray, grad: np.ndarray,
                state: Dict[str, np.ndarray]) -> None:
-        """One Adam step on one array, as :meth:`scratchnet.Adam.update`.
+        """One Adam step on one array, as :meth:`scratchnet.optim.Adam.update`.
 
         Parameters
         ----------
         param, grad, state
-            As in :meth:`scratchnet.Optimizer.update`.
+            As in :meth:`scratchnet.optim.Optimizer.update`.
 
         Returns
         -------

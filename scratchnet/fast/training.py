@@ -107,8 +107,9 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
     Raises
     ------
     FloatingPointError
-        When a gradient (:func:`check_finite_gradients`, before the update
-        it would spoil) or a loss is not finite.
+        When a gradient is not finite (checked before the update it would
+        spoil, by ``fast.training.check_finite_gradients``, which names the
+        parameter and the members), or a loss.
 
     Examples
     --------
