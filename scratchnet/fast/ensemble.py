@@ -122,19 +122,22 @@ class _Work:
     the views of them that a step uses (made once: a view costs as much as a
     small array operation)."""
 
-    def __init__(self, members: int, n: int, sizes: Sequence[int], dtype: Any,
-                 in_place: bool = False) -> None:
-        self.x = _with_ones((members, n, sizes[0]), dtype)
+    def __init__(self, members: int, n: int, sizes: Sequence[int], dtype: Any, *,
+                 in_place: bool = False, training: bool = True,
+                 shared: bool = False) -> None:
+        self.x = _with_ones((n, sizes[0]) if shared else (members, n, sizes[0]), dtype)
         self.hidden = [_with_ones((members, n, h), dtype) for h in sizes[1:-1]]
+        self.logits = np.empty((members, n, sizes[-1]), dtype)
+        # without the ones column: where x and the products are written
+        self.x_in = self.x[..., :-1]
+        self.z = [a[..., :-1] for a in self.hidden]
+        if not training:  # a forward pass only (predictions)
+            return
         self.dhidden = [np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
         # dL/dz: in place of dL/da for relu (da * 1[a > 0]), apart for tanh
         self.dpre = self.dhidden if in_place else [
             np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
-        self.logits = np.empty((members, n, sizes[-1]), dtype)
         self.inputs_T = [a.transpose(0, 2, 1) for a in (self.x, *self.hidden)]
-        # without the ones column: where x, the products and dL/da are written
-        self.x_in = self.x[..., :-1]
-        self.z = [a[..., :-1] for a in self.hidden]
         self.da = [d[..., :-1] for d in self.dhidden]
         self.dz = [d[..., :-1] for d in self.dpre]
         m = sizes[-1]  # the cross-entropy's scratch, one row per (member, sample)
@@ -233,10 +236,8 @@ class Ensemble:
         """Logits (S, N, M) of checked x, (N, d) or (S, N, d): into ``work``
         (kept for backward), or into new arrays when ``work`` is None."""
         if work is None:
-            work = _Work(self.members, x.shape[-2], self.sizes, self.dtype)
-            if x.ndim == 2:  # shared inputs
-                work.x = _with_ones(x.shape, self.dtype)
-                work.x_in = work.x[..., :-1]
+            work = _Work(self.members, x.shape[-2], self.sizes, self.dtype,
+                         training=False, shared=x.ndim == 2)
         else:
             self._kept = work
         work.x_in[...] = x
