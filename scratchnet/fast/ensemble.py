@@ -147,6 +147,9 @@ class _Work:
         self.picked = np.empty(members * n, np.intp)  # flat index of the target's
         self.n = np.asarray(n, dtype)  # 0-d arrays: faster operands than floats
         self.one_over_n = np.asarray(1.0 / n, dtype)
+        self.zero = np.zeros((), dtype)
+        self.sign, self.u, self.softplus = (np.empty((members, n), dtype)
+                                            for _ in range(3))  # two classes
         self.grads: Any = None  # the last gradient vector and its block views
         self.grad_blocks: List[np.ndarray] = []
 
@@ -292,6 +295,8 @@ class Ensemble:
         logits = self._forward(x, work)
         if loss is not None:  # mse, hinge, any loss object: every member at once
             losses = member_losses_inplace(logits, t, loss)
+        elif logits.shape[-1] == 2:
+            losses = _two_class_cross_entropy_and_grad_inplace(logits, t, work)
         else:
             losses = _cross_entropy_and_grad_inplace(logits, t, work)
         self._backward_into(logits, grads)  # the logits are now dL/dlogits
@@ -449,4 +454,32 @@ def _cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
     total *= work.n
     flat /= work.total  # q / B
     entries[work.picked] -= work.one_over_n  # (q - one_hot) / B
+    return losses.astype(np.float64)
+
+
+def _two_class_cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
+                                              work: _Work) -> np.ndarray:
+    r"""The same for two classes, in fewer array operations.
+
+    With :math:`u = f_{ar c} - f_c` (the other class's logit minus the
+    target's), the loss of a sample is :math:`\log(1 + e^u)`
+    (``np.logaddexp(0, u)``) and its derivative in :math:`u` is
+    :math:`\sigma(u) = e^{u - \log(1 + e^u)}`; :math:`u = s (f_1 - f_0)`
+    with :math:`s = 1 - 2c`, so :math:`\partial L / \partial f_1 =
+    s\,\sigma(u) / B = -\partial L / \partial f_0`."""
+    n = logits.shape[1]
+    f0, f1 = logits[..., 0], logits[..., 1]
+    sign, u, softplus = work.sign, work.u, work.softplus
+    np.multiply(targets, -2, out=sign, casting="unsafe")
+    sign += 1  # s = 1 - 2c
+    np.subtract(f1, f0, out=u)
+    u *= sign  # u = f_other - f_target
+    np.logaddexp(work.zero, u, out=softplus)
+    losses = softplus.sum(axis=1) / n
+    u -= softplus
+    np.exp(u, out=u)  # sigma(u)
+    u *= sign
+    u *= work.one_over_n
+    np.copyto(f1, u)
+    np.negative(u, out=f0)
     return losses.astype(np.float64)
