@@ -5,6 +5,14 @@ Usage::
     python benchmarks/bench_seed_study.py                       # 12 seeds x 3 tasks
     python benchmarks/bench_seed_study.py --seeds 3 --steps 2000 --quick-torch
     python benchmarks/bench_seed_study.py --torch-results benchmarks/results/t.json
+    python benchmarks/bench_seed_study.py --no-torch --torch-timing 5000
+
+``--torch-timing STEPS`` times one run of the PyTorch transcription (one
+thread, sparse-tail, seed 0) for STEPS steps in the same invocation, just
+after the scratchnet study, and prints the study's time in units of that
+run scaled to the study's step count: a machine-independent ratio (the
+study's target of 120 s on 2 cores was set on a machine where a 50,000-step
+run of the original code took about 60 s, a ratio of 2.0).
 
 scratchnet trains 12 seeds of each of the three tasks with the ``original``
 recipe (50,000 steps each: 1.8 million network-steps) on the ensemble engine,
@@ -91,6 +99,17 @@ def torch_study(args: argparse.Namespace) -> tuple[dict, float] | None:
     return errors, time.perf_counter() - start
 
 
+def torch_run_seconds(steps: int) -> float:
+    """Wall seconds of one PyTorch transcription run (one thread) of ``steps``."""
+    import torch
+
+    torch.set_num_threads(1)
+    original_torch.run("sparse-tail", 0, steps=min(steps, 200))  # warm-up
+    start = time.perf_counter()
+    original_torch.run("sparse-tail", 0, steps=steps)
+    return time.perf_counter() - start
+
+
 def compare(ours: dict, theirs: dict, steps: int) -> bool:
     from scipy.stats import mannwhitneyu
 
@@ -123,6 +142,8 @@ def main_bench() -> None:
                         help="read the PyTorch study from these files (written by "
                         "original_torch.py --out), instead of running it")
     parser.add_argument("--no-torch", action="store_true", help="scratchnet only")
+    parser.add_argument("--torch-timing", type=int, default=0, metavar="STEPS",
+                        help="time one PyTorch transcription run of STEPS steps")
     args = parser.parse_args()
     networks = len(TASKS) * args.seeds
     print(f"numpy {np.__version__}, scratchnet {sn.__version__}, {args.jobs} worker "
@@ -131,6 +152,11 @@ def main_bench() -> None:
     ours, seconds = scratchnet_study(args.seeds, args.steps, args.jobs)
     print(f"scratchnet: {seconds:.1f} s "
           f"({networks * args.steps / seconds:,.0f} network-steps/s)", flush=True)
+    if args.torch_timing:
+        one_run = torch_run_seconds(args.torch_timing) * args.steps / args.torch_timing
+        print(f"one PyTorch transcription run of {args.steps:,} steps (one thread, "
+              f"timed over {args.torch_timing:,} steps): {one_run:.1f} s; the study "
+              f"took {seconds / one_run:.2f} such runs", flush=True)
     theirs = None if args.no_torch else torch_study(args)
     if theirs is None:
         return

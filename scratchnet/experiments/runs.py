@@ -47,12 +47,12 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .._validation import check_positive_int
-from ..fast import Ensemble, stacked_epochs, stacked_stream, train_ensemble
+from ..fast import Adam, Ensemble, stacked_epochs, stacked_stream, train_ensemble
 from ..gaussian import GaussianClasses
 from ..history import History
 from ..information import entropy
 from ..metrics import moving_average
-from ..optim import SGD, Adam
+from ..optim import SGD
 from ..softmax import softmax
 from ..tasks import get_task
 from .recipes import LOSSES, Recipe, get_recipe

@@ -19,7 +19,11 @@ engine                  replaces                         pinned by (test_fast.py
 ``inplace``
 ``fast.log_softmax``    ``sn.log_softmax`` (in blocks)   ``test_blocked_log_*``
 ``fast.Ensemble``       S ``fast.MLP`` trained one by    ``test_ensemble_*``
-                        one (a member axis)
+                        one (a member axis, bias rows)
+``fast.Adam``           ``sn.Adam`` (into scratch        ``test_fast_adam_*``
+                        memory, the same numbers)
+``fast.train_``         ``sn.train`` per member (one     ``test_ensemble_*``,
+``ensemble``            stacked step, finite checks)     ``test_non_finite_*``
 ``objectives.member_``  ``get_loss(loss).loss_and_``     ``test_member_losses_*``
 ``losses_inplace``      ``grad`` on each member's batch
                         (mse, hinge, any loss object)
@@ -42,11 +46,13 @@ Examples
 
 from __future__ import annotations
 
-from . import kernels, objectives  # noqa: F401  (documented on this page)
-from .ensemble import Ensemble, stack_batches, stacked_epochs, train_ensemble
+from . import kernels, objectives, training  # noqa: F401  (documented on this page)
+from .ensemble import Ensemble, StackedParams
 from .kernels import log_softmax
 from .mlp import MLP, FlatParams
-from .streams import stacked_stream
+from .optim import Adam
+from .streams import stack_batches, stacked_epochs, stacked_stream
+from .training import train_ensemble
 
-__all__ = ["MLP", "Ensemble", "FlatParams", "log_softmax", "stack_batches",
-           "stacked_epochs", "stacked_stream", "train_ensemble"]
+__all__ = ["MLP", "Adam", "Ensemble", "FlatParams", "StackedParams", "log_softmax",
+           "stack_batches", "stacked_epochs", "stacked_stream", "train_ensemble"]

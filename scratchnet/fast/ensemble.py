@@ -13,38 +13,151 @@ Member :math:`s` is the network :class:`scratchnet.fast.MLP` would build from
 of the members' losses with respect to member :math:`s`'s parameters is its
 own gradient).  ``tests/test_fast.py`` pins it: every member, trained for
 1,000 steps, ends within :math:`10^{-10}` of the network trained alone.
+
+Two layout choices make a step cheap (:class:`StackedParams`):
+
+* **Member after member.**  The flat vector holds member 0's parameters in
+  ``fast.MLP``'s order (``W1, b1, W2, b2, ...``), then member 1's, and so
+  on; the optimiser's state is laid out alike, so per-member quantities are
+  one broadcast over ``flat.reshape(S, -1)``.
+* **The bias as a last row.**  ``W_l`` (d, h) and ``b_l`` (h,) of one member
+  are consecutive, so together they are one (d + 1, h) matrix
+  :math:`\tilde W_l = [W_l;\, b_l]`.  Every activation buffer carries a
+  last column of ones, :math:`\tilde a = [a,\, 1]`, so a layer is one
+  matrix product, :math:`z = \tilde a \tilde W`, and its gradient too,
+  :math:`\partial L / \partial \tilde W = \tilde a^\top \partial L / \partial z`
+  (the row of ones sums ``dz`` over the batch: the bias's gradient).  No
+  separate bias addition or reduction is left in a step.
 """
 
 from __future__ import annotations
 
 import math
-import sys
-import time
-from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
-from .._validation import as_float_array, check_positive_int
+from .._validation import as_float_array
 from ..mlp import init_params
 from .kernels import relu_backward_into, relu_into, tanh_backward_into, tanh_into
-from .mlp import MLP, FlatParams
+from .mlp import MLP, FlatParams, Layout
 from .objectives import _resolve, member_losses_inplace
 
-__all__ = ["Ensemble", "stack_batches", "stacked_epochs", "train_ensemble"]
+__all__ = ["Ensemble", "StackedParams"]
 
 _KERNELS = {"relu": (relu_into, relu_backward_into),
             "tanh": (tanh_into, tanh_backward_into)}
 
 
-def _batched_linear(a: np.ndarray, W: np.ndarray, b: np.ndarray, out: np.ndarray
-                    ) -> np.ndarray:
-    """``a @ W + b`` member by member: a (S, B, in), W (S, in, out), b (S, out)."""
-    if a.shape[-1] == 1:  # one input feature: an outer product, as in the engine
-        np.multiply(a, W, out=out)
-    else:
-        np.matmul(a, W, out=out)
-    out += b[:, None, :]
+class StackedParams(FlatParams):
+    """:class:`FlatParams` of S members, stored member after member.
+
+    Parameters
+    ----------
+    flat : ndarray, shape (S * P,)
+        Member ``s``'s parameters are ``flat.reshape(S, P)[s]``, in the
+        order of ``fast.MLP``'s own flat vector.
+    layout : tuple of (str, tuple of int)
+        Names and stacked shapes ``(S, *shape)``, in ``fast.MLP``'s order.
+
+    Examples
+    --------
+    >>> from scratchnet.fast import StackedParams
+    >>> p = StackedParams(np.arange(6.0), (("W", (2, 1, 2)), ("b", (2, 1))))
+    >>> p["W"][:, 0], p["b"][:, 0]   # member 0 is [0, 1 | 2], member 1 [3, 4 | 5]
+    (array([[0., 1.],
+           [3., 4.]]), array([2., 5.]))
+    """
+
+    def unflatten(self, vector: np.ndarray) -> dict:
+        """Views of ``vector`` with this layout's names and stacked shapes.
+
+        Parameters
+        ----------
+        vector : ndarray, shape (S * P,)
+
+        Returns
+        -------
+        dict of str to ndarray
+            Strided views: entry ``(S, *shape)`` of member ``s`` at
+            ``vector.reshape(S, P)[s]``.
+
+        Examples
+        --------
+        >>> from scratchnet.fast import StackedParams
+        >>> p = StackedParams(np.zeros(4), (("a", (2, 1)), ("b", (2, 1))))
+        >>> p.unflatten(np.arange(4.0))["b"]
+        array([[1.],
+               [3.]])
+        """
+        rows = vector.reshape(self.layout[0][1][0], -1)
+        views, start = {}, 0
+        for name, shape in self.layout:
+            stop = start + math.prod(shape[1:])
+            views[name] = rows[:, start:stop].reshape(shape)
+            start = stop
+        return views
+
+
+def _bias_blocks(vector: np.ndarray, sizes: Sequence[int]) -> List[np.ndarray]:
+    r"""The (S, d + 1, h) views :math:`[W_l; b_l]` of a stacked vector."""
+    rows = vector.reshape(-1, sum((d + 1) * h for d, h in zip(sizes, sizes[1:])))
+    blocks, start = [], 0
+    for d, h in zip(sizes, sizes[1:]):
+        stop = start + (d + 1) * h
+        blocks.append(rows[:, start:stop].reshape(-1, d + 1, h))
+        start = stop
+    return blocks
+
+
+def _with_ones(shape: Tuple[int, ...], dtype: Any) -> np.ndarray:
+    """An empty buffer of ``shape`` plus a last column of ones (the bias input)."""
+    out = np.zeros((*shape[:-1], shape[-1] + 1), dtype)
+    out[..., -1] = 1.0
     return out
+
+
+class _Work:
+    """The arrays of a training step on batches of n rows, allocated once, and
+    the views of them that a step uses (made once: a view costs as much as a
+    small array operation)."""
+
+    def __init__(self, members: int, n: int, sizes: Sequence[int], dtype: Any, *,
+                 in_place: bool = False, training: bool = True,
+                 shared: bool = False) -> None:
+        self.x = _with_ones((n, sizes[0]) if shared else (members, n, sizes[0]), dtype)
+        self.hidden = [_with_ones((members, n, h), dtype) for h in sizes[1:-1]]
+        self.logits = np.empty((members, n, sizes[-1]), dtype)
+        # without the ones column: where x and the products are written
+        self.x_in = self.x[..., :-1]
+        self.z = [a[..., :-1] for a in self.hidden]
+        if not training:  # a forward pass only (predictions)
+            return
+        self.dhidden = [np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
+        # dL/dz: in place of dL/da for relu (da * 1[a > 0]), apart for tanh
+        self.dpre = self.dhidden if in_place else [
+            np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
+        self.inputs_T = [a.transpose(0, 2, 1) for a in (self.x, *self.hidden)]
+        self.da = [d[..., :-1] for d in self.dhidden]
+        self.dz = [d[..., :-1] for d in self.dpre]
+        m = sizes[-1]  # the cross-entropy's scratch, one row per (member, sample)
+        self.row_max = np.empty((members * n, 1), dtype)
+        self.total = np.empty((members * n, 1), dtype)
+        self.first = np.arange(members * n) * m  # flat index of each row's logit 0
+        self.picked = np.empty(members * n, np.intp)  # flat index of the target's
+        self.n = np.asarray(n, dtype)  # 0-d arrays: faster operands than floats
+        self.one_over_n = np.asarray(1.0 / n, dtype)
+        self.zero = np.zeros((), dtype)
+        self.sign, self.u, self.softplus = (np.empty((members, n), dtype)
+                                            for _ in range(3))  # two classes
+        self.grads: Any = None  # the last gradient vector and its block views
+        self.grad_blocks: List[np.ndarray] = []
+
+    def blocks_of(self, grads: np.ndarray, sizes: Sequence[int]) -> List[np.ndarray]:
+        """The [dW; db] views of ``grads``, kept while the same vector comes back."""
+        if grads is not self.grads:
+            self.grads, self.grad_blocks = grads, _bias_blocks(grads, sizes)
+        return self.grad_blocks
 
 
 class Ensemble:
@@ -63,9 +176,10 @@ class Ensemble:
 
     Attributes
     ----------
-    params : FlatParams
+    params : StackedParams
         ``W1`` of shape (S, d_0, d_1), ``b1`` (S, d_1), ...: views of one
-        vector, so an optimiser updates every member in one call.
+        vector (member after member), so an optimiser updates every member
+        in one call.
     members : int
         S.
 
@@ -86,29 +200,24 @@ class Ensemble:
             raise TypeError("rngs must be a non-empty sequence of seeds or Generators, "
                             f"one per member; got {rngs!r}")
         first = MLP(sizes, rng=rngs[0], activation=activation, dtype=dtype, init=init)
-        members = [first.params] + [
-            init_params(sizes, activation=activation, init=init, rng=rng, dtype=dtype)
+        members = [first.params.flat] + [np.concatenate([p.ravel() for p in init_params(
+            sizes, activation=activation, init=init, rng=rng, dtype=dtype).values()])
             for rng in rngs[1:]]
         self.sizes, self.dtype, self.activation = first.sizes, first.dtype, activation
         self.members = len(rngs)
-        self.layout = tuple((name, (self.members, *shape))
-                            for name, shape in first.layout)
-        self.params = FlatParams(np.concatenate(
-            [np.stack([m[name] for m in members]).ravel() for name, _ in first.layout]),
-            self.layout)
+        self.layout: Layout = tuple((name, (self.members, *shape))
+                                    for name, shape in first.layout)
+        self.params = StackedParams(np.concatenate(members), self.layout)
+        self._blocks = _bias_blocks(self.params.flat, self.sizes)
+        self._W_T = [block[:, :-1, :].transpose(0, 2, 1) for block in self._blocks]
         self._phi, self._phi_backward = _KERNELS[activation]
-        self._pairs = self._layers(self.params)
-        self._work: Dict[int, List[np.ndarray]] = {}
-        self._rows: Dict[int, np.ndarray] = {}  # np.arange(S * B), per batch size
-        self._cache: Any = None
+        self._relu = activation == "relu"  # relu(1) = 1 keeps the ones; in place
+        self._work: dict = {}  # one _Work, for the last batch size trained on
+        self._kept: Any = None  # the _Work of the last forward pass kept for backward
 
     def __repr__(self) -> str:
         return (f"fast.Ensemble({list(self.sizes)}, members={self.members}, "
                 f"activation={self.activation!r})")
-
-    def _layers(self, params: Any) -> list:
-        names = [name for name, _ in self.layout]
-        return [(params[w], params[b]) for w, b in zip(names[::2], names[1::2])]
 
     def _inputs(self, x: Any, name: str = "x") -> np.ndarray:
         x = as_float_array(x, name, allow_inf=False).astype(self.dtype, copy=False)
@@ -122,43 +231,79 @@ class Ensemble:
                              f"shape {x.shape}")
         return x
 
-    def _forward(self, x: np.ndarray, keep: bool) -> np.ndarray:
-        """Logits (S, N, M) of checked x, (N, d) or (S, N, d)."""
-        n = x.shape[-2]
-        shapes = [(self.members, n, width) for width in self.sizes[1:]]
-        buffers = self._work.get(n) if keep else None
-        if buffers is None:
-            buffers = [np.empty(shape, self.dtype) for shape in shapes]
-            if keep:
-                self._work = {n: buffers}
-        a = x if x.ndim == 3 else np.broadcast_to(x, (self.members, *x.shape))
-        activations = [a]
-        for (W, b), out in zip(self._pairs[:-1], buffers):
-            a = self._phi(_batched_linear(a, W, b, out))
-            activations.append(a)
-        W, b = self._pairs[-1]
-        logits = _batched_linear(a, W, b, buffers[-1])
-        if keep:
-            self._cache = activations
-        return logits
+    def _activate(self, a: np.ndarray, z: np.ndarray) -> None:
+        """phi in place on ``z``, the view of ``a`` without its ones column."""
+        self._phi(a if self._relu else z)  # contiguous is faster
 
-    def _backward(self, dlogits: np.ndarray) -> FlatParams:
-        """Fresh gradients (a new flat vector) of the last kept forward pass."""
-        activations = self._cache
-        grads = FlatParams(np.empty_like(self.params.flat), self.layout)
-        grad_pairs, dz = self._layers(grads), dlogits
-        for layer in range(len(self._pairs) - 1, -1, -1):
-            (W, _), (dW, db) = self._pairs[layer], grad_pairs[layer]
-            a = activations[layer]
-            np.matmul(a.transpose(0, 2, 1), dz, out=dW)
-            np.add.reduce(dz, axis=1, out=db)
+    def _forward(self, x: np.ndarray, work: Any) -> np.ndarray:
+        """Logits (S, N, M) of checked x, (N, d) or (S, N, d): into ``work``
+        (kept for backward), or into new arrays when ``work`` is None."""
+        if work is None:
+            work = _Work(self.members, x.shape[-2], self.sizes, self.dtype,
+                         training=False, shared=x.ndim == 2)
+        else:
+            self._kept = work
+        work.x_in[...] = x
+        a = work.x
+        for block, hidden, z in zip(self._blocks, work.hidden, work.z):
+            np.matmul(a, block, out=z)  # [a, 1] [W; b] = a W + b
+            self._activate(hidden, z)
+            a = hidden
+        return np.matmul(a, self._blocks[-1], out=work.logits)
+
+    def _backward_into(self, dlogits: np.ndarray, grads: np.ndarray) -> None:
+        """The gradients of the last kept forward pass, given dL/dlogits, into
+        the stacked vector ``grads``."""
+        work = self._kept
+        grad_blocks, dz = work.blocks_of(grads, self.sizes), dlogits
+        for layer in range(len(self._blocks) - 1, -1, -1):
+            np.matmul(work.inputs_T[layer], dz, out=grad_blocks[layer])  # [a, 1]^T dz
             if layer:
-                da = np.matmul(dz, W.transpose(0, 2, 1))
-                dz = self._phi_backward(da, a, np.empty_like(da))
-        return grads
+                np.matmul(dz, self._W_T[layer], out=work.da[layer - 1])  # dz W^T
+                self._phi_backward(work.dhidden[layer - 1], work.hidden[layer - 1],
+                                   work.dpre[layer - 1])  # the ones column: 0 phi'
+                dz = work.dz[layer - 1]
+
+    def _buffers(self, n: int) -> _Work:
+        work = self._work.get(n)
+        if work is None:
+            work = _Work(self.members, n, self.sizes, self.dtype,
+                         in_place=self._relu)
+            self._work = {n: work}
+        return work
+
+    def _check_batch(self, x: Any, targets: Any) -> Tuple[np.ndarray, np.ndarray]:
+        """A training batch, checked: x (S, B, d_0) (or (S, B)), targets (S, B)."""
+        if not (isinstance(x, np.ndarray) and x.dtype == self.dtype
+                and x.ndim == 3 and x.shape[0] == self.members):
+            x = self._inputs(x)
+        if x.ndim != 3:
+            raise ValueError(f"x must hold one batch per member, shape ({self.members},"
+                             f" B, {self.sizes[0]}); got shape {x.shape}")
+        t = np.asarray(targets)
+        m = self.sizes[-1]
+        if t.shape != x.shape[:2] or t.dtype.kind not in "iu" or (
+                t.size and (t.min() < 0 or t.max() >= m)):
+            raise ValueError(f"targets must be class indices in [0, {m}) of shape "
+                             f"{x.shape[:2]}; got shape {t.shape}, dtype {t.dtype}")
+        return x, t
+
+    def _loss_and_grads_into(self, x: np.ndarray, t: np.ndarray, loss: Any,
+                             grads: np.ndarray) -> np.ndarray:
+        """Each member's loss; the gradients into ``grads`` (a checked batch)."""
+        work = self._buffers(x.shape[1])
+        logits = self._forward(x, work)
+        if loss is not None:  # mse, hinge, any loss object: every member at once
+            losses = member_losses_inplace(logits, t, loss)
+        elif logits.shape[-1] == 2:
+            losses = _two_class_cross_entropy_and_grad_inplace(logits, t, work)
+        else:
+            losses = _cross_entropy_and_grad_inplace(logits, t, work)
+        self._backward_into(logits, grads)  # the logits are now dL/dlogits
+        return losses
 
     def loss_and_grads(self, x: Any, targets: Any, *, loss: Any = None
-                       ) -> Tuple[np.ndarray, FlatParams]:
+                       ) -> Tuple[np.ndarray, StackedParams]:
         r"""Each member's mean loss on its batch, and all the gradients.
 
         Parameters
@@ -175,8 +320,8 @@ class Ensemble:
         Returns
         -------
         losses : ndarray of float64, shape (S,)
-        grads : FlatParams
-            Member ``s``'s slice is the gradient of its own loss.
+        grads : StackedParams
+            A new vector; member ``s``'s slice is the gradient of its own loss.
 
         Examples
         --------
@@ -186,25 +331,9 @@ class Ensemble:
         >>> losses.shape, grads["W1"].shape
         ((2,), (2, 1, 4))
         """
-        x = self._inputs(x)
-        if x.ndim != 3:
-            raise ValueError(f"x must hold one batch per member, shape ({self.members},"
-                             f" B, {self.sizes[0]}); got shape {x.shape}")
-        t = np.asarray(targets)
-        m = self.sizes[-1]
-        if t.shape != x.shape[:2] or t.dtype.kind not in "iu" or (
-                t.size and (t.min() < 0 or t.max() >= m)):
-            raise ValueError(f"targets must be class indices in [0, {m}) of shape "
-                             f"{x.shape[:2]}; got shape {t.shape}, dtype {t.dtype}")
-        logits = self._forward(x, keep=True)
-        loss = _resolve(loss)
-        if loss is not None:  # mse, hinge, any loss object: every member at once
-            return member_losses_inplace(logits, t, loss), self._backward(logits)
-        rows = self._rows.get(t.size)
-        if rows is None:
-            rows = self._rows[t.size] = np.arange(t.size)
-        losses = _cross_entropy_and_grad_inplace(logits, t, rows)  # -> dL/dlogits
-        return losses, self._backward(logits)
+        x, t = self._check_batch(x, targets)
+        grads = StackedParams(np.empty_like(self.params.flat), self.layout)
+        return self._loss_and_grads_into(x, t, _resolve(loss), grads.flat), grads
 
     def forward(self, x: Any) -> np.ndarray:
         r"""The outputs (logits) of every member, on shared or per-member inputs.
@@ -226,7 +355,7 @@ class Ensemble:
         >>> ens.forward([0.0, 1.0]).shape, ens.forward(np.zeros((2, 5, 1))).shape
         ((2, 2, 3), (2, 5, 3))
         """
-        return self._forward(self._inputs(x), keep=False).copy()
+        return self._forward(self._inputs(x), None)
 
     def predict_log_proba(self, x: Any, member: int | None = None) -> np.ndarray:
         r"""Log-posteriors of every member (or one) on shared inputs.
@@ -252,7 +381,7 @@ class Ensemble:
             raise ValueError(f"x must have shape (N, {self.sizes[0]}); got {x.shape}")
         if member is not None:
             return self.member(member).predict_log_proba(x)
-        logits = self._forward(x, keep=False)
+        logits = self._forward(x, None)
         shifted = logits - logits.max(axis=-1, keepdims=True)
         return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
@@ -297,166 +426,60 @@ class Ensemble:
         if not 0 <= s < self.members:
             raise IndexError(f"member must be in [0, {self.members}); got {s}")
         net = MLP(self.sizes, activation=self.activation, dtype=self.dtype)
-        for name in net.params:
-            net.params[name] = self.params[name][s]
+        net.params.flat[...] = self.params.flat.reshape(self.members, -1)[s]
         return net
 
 
 def _cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
-                                    rows: np.ndarray) -> np.ndarray:
-    """``kernels.cross_entropy_and_grad_inplace`` per member: (S, B, M) logits,
-    (S, B) targets, ``rows = np.arange(S * B)``; returns the S mean losses."""
+                                    work: _Work) -> np.ndarray:
+    """``kernels.cross_entropy_and_grad_inplace`` per member, into ``work``'s
+    scratch: (S, B, M) logits become dL/dlogits; returns the S mean losses.
+
+    The row maxima and sums run over the M columns, one array operation per
+    class: a reduction along a short last axis costs a loop step per row."""
     members, n, m = logits.shape
-    flat, t = logits.reshape(-1, m), targets.reshape(-1)
-    flat -= np.maximum.reduce(flat, axis=1, keepdims=True)  # largest logit 0
-    picked = flat[rows, t].reshape(members, n)  # f_{n, c_n} - max_n
+    flat, entries = logits.reshape(-1, m), logits.reshape(-1)
+    row_max, total = work.row_max[:, 0], work.total[:, 0]
+    np.maximum(flat[:, 0], flat[:, 1 % m], out=row_max)
+    for j in range(2, m):
+        np.maximum(row_max, flat[:, j], out=row_max)
+    flat -= work.row_max  # largest logit 0
+    np.add(work.first, targets.reshape(-1), out=work.picked)
+    picked = entries[work.picked].reshape(members, n)  # f_{n, c_n} - max_n
     np.exp(flat, out=flat)
-    total = np.add.reduce(flat, axis=1, keepdims=True)  # in [1, M]
+    np.copyto(total, flat[:, 0])
+    for j in range(1, m):
+        total += flat[:, j]  # in [1, M]
     losses = (np.log(total).reshape(members, n).sum(axis=1) - picked.sum(axis=1)) / n
-    total *= n
-    flat /= total  # q / B
-    flat[rows, t] -= 1.0 / n  # (q - one_hot) / B
+    total *= work.n
+    flat /= work.total  # q / B
+    entries[work.picked] -= work.one_over_n  # (q - one_hot) / B
     return losses.astype(np.float64)
 
 
-def stack_batches(iterators: Sequence[Iterator]
-                  ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
-    """One batch per member per step: ``(x (S, B, d), c (S, B))``.
+def _two_class_cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
+                                              work: _Work) -> np.ndarray:
+    r"""The same for two classes, in fewer array operations.
 
-    Parameters
-    ----------
-    iterators : sequence of iterators of (x, c)
-        Member ``s``'s batches, e.g. :func:`scratchnet.train.epochs` of its
-        own sample.  They must yield batches of equal size at every step.
-
-    Yields
-    ------
-    (x, c)
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> from scratchnet.train import epochs
-    >>> rng = np.random.default_rng(0)
-    >>> its = [epochs(np.zeros((4, 1)), np.zeros(4, int), 2, rng) for _ in range(3)]
-    >>> x, c = next(sn.fast.stack_batches(its))
-    >>> x.shape, c.shape
-    ((3, 2, 1), (3, 2))
-    """
-    while True:
-        pairs = [next(it) for it in iterators]
-        yield np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
-
-
-def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size: int,
-                   rngs: Sequence[np.random.Generator]
-                   ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
-    """``stack_batches`` of each member's :func:`scratchnet.train.epochs`, gathered
-    in one indexing operation per step.
-
-    Parameters
-    ----------
-    datasets : sequence of (x, c)
-        One fixed dataset per member, all of the same size n.
-    batch_size : int
-    rngs : sequence of numpy.random.Generator
-        Member ``s``'s shuffling: its permutations are exactly those of
-        ``epochs(x_s, c_s, batch_size, rngs[s])``.
-
-    Yields
-    ------
-    (x, c)
-        Of shapes (S, B, ...) and (S, B); the last partial batch of an epoch
-        is kept.
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> data = [(np.arange(5.0)[:, None], np.arange(5)) for _ in range(2)]
-    >>> rngs = [np.random.default_rng(s) for s in range(2)]
-    >>> x, c = next(sn.fast.stacked_epochs(data, 2, rngs))
-    >>> x.shape, c.shape
-    ((2, 2, 1), (2, 2))
-    """
-    x_all = np.stack([x for x, _ in datasets])
-    c_all = np.stack([c for _, c in datasets])
-    n, members = x_all.shape[1], np.arange(len(datasets))[:, None]
-    while True:
-        order = np.stack([rng.permutation(n) for rng in rngs])
-        for start in range(0, n, batch_size):
-            rows = order[:, start:start + batch_size]
-            yield x_all[members, rows], c_all[members, rows]
-
-
-def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimizer: Any,
-                   lr: Callable[[int], float] | None = None,
-                   snapshot_steps: Sequence[int] = (),
-                   on_snapshot: Callable[[int, Ensemble], Any] | None = None,
-                   progress: bool = False, loss: Any = None) -> np.ndarray:
-    """Train every member at once: ``train_step`` on the stacked batches, recorded.
-
-    Parameters
-    ----------
-    ensemble : Ensemble
-    batches : iterator of (x (S, B, d), c (S, B))
-        E.g. :func:`stack_batches`.
-    steps : int
-    optimizer : Optimizer
-        Built on ``ensemble.params`` (one update for every member).
-    lr : callable, optional
-        A schedule ``lr(step)`` (0-based), set before each update.
-    snapshot_steps : sequence of int, optional
-        After these steps, ``on_snapshot(step, ensemble)`` is called.
-    on_snapshot : callable, optional
-    progress : bool, default False
-        A progress line on stderr.
-    loss : str or Loss, optional
-        As in :meth:`Ensemble.loss_and_grads` (default: the cross-entropy).
-
-    Returns
-    -------
-    ndarray of float64, shape (steps, S)
-        Every member's loss at every step.
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> from scratchnet.train import epochs
-    >>> task = sn.tasks.separated()
-    >>> data = [task.sample(256, np.random.default_rng(s)) for s in range(3)]
-    >>> its = [epochs(x, c, 64, np.random.default_rng(s))
-    ...        for s, (x, c) in enumerate(data)]
-    >>> ens = sn.fast.Ensemble([1, 16, 2], rngs=[0, 1, 2])
-    >>> losses = sn.fast.train_ensemble(ens, sn.fast.stack_batches(its), steps=50,
-    ...                                 optimizer=sn.Adam(ens.params, lr=1e-2))
-    >>> losses.shape, bool(losses[-10:].mean() < losses[:10].mean())
-    ((50, 3), True)
-    """
-    steps = check_positive_int(steps, "steps")
-    snaps = set(snapshot_steps)
-    loss = _resolve(loss)  # once, not at every step
-    losses = np.empty((steps, ensemble.members))
-    start = last = time.perf_counter()
-    with np.errstate(all="ignore"):
-        for step in range(1, steps + 1):
-            if lr is not None:
-                optimizer.lr = lr(step - 1)
-            x, c = next(batches)
-            losses[step - 1], grads = ensemble.loss_and_grads(x, c, loss=loss)
-            optimizer.step(grads)
-            if not math.isfinite(losses[step - 1].sum()):
-                raise FloatingPointError(f"a member's loss became non-finite at step "
-                                         f"{step}: {losses[step - 1]}")
-            if step in snaps and on_snapshot is not None:
-                on_snapshot(step, ensemble)
-            if progress and time.perf_counter() - last > 0.2:
-                last = time.perf_counter()
-                rate = step / (last - start)
-                print(f"\rstep {step:,}/{steps:,}  {ensemble.members} members  "
-                      f"{rate:,.0f} steps/s  {(steps - step) / rate:.0f} s left",
-                      end="", file=sys.stderr, flush=True)
-    if progress:
-        elapsed = time.perf_counter() - start
-        print(f"\rstep {steps:,}/{steps:,}  {elapsed:.1f} s" + " " * 30,
-              file=sys.stderr, flush=True)
-    return losses
+    With :math:`u = f_{ar c} - f_c` (the other class's logit minus the
+    target's), the loss of a sample is :math:`\log(1 + e^u)`
+    (``np.logaddexp(0, u)``) and its derivative in :math:`u` is
+    :math:`\sigma(u) = e^{u - \log(1 + e^u)}`; :math:`u = s (f_1 - f_0)`
+    with :math:`s = 1 - 2c`, so :math:`\partial L / \partial f_1 =
+    s\,\sigma(u) / B = -\partial L / \partial f_0`."""
+    n = logits.shape[1]
+    f0, f1 = logits[..., 0], logits[..., 1]
+    sign, u, softplus = work.sign, work.u, work.softplus
+    np.multiply(targets, -2, out=sign, casting="unsafe")
+    sign += 1  # s = 1 - 2c
+    np.subtract(f1, f0, out=u)
+    u *= sign  # u = f_other - f_target
+    np.logaddexp(work.zero, u, out=softplus)
+    losses = softplus.sum(axis=1) / n
+    u -= softplus
+    np.exp(u, out=u)  # sigma(u)
+    u *= sign
+    u *= work.one_over_n
+    np.copyto(f1, u)
+    np.negative(u, out=f0)
+    return losses.astype(np.float64)

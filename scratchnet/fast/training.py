@@ -1,0 +1,157 @@
+r"""The training loop of an ensemble: every member's step at once, watched.
+
+:func:`train_ensemble` is :func:`scratchnet.train`'s loop for an
+:class:`~scratchnet.fast.Ensemble`: at every step one stacked batch, one
+fused forward and backward pass into a gradient vector allocated once, one
+update of every member, and the checks that stop a diverging run before it
+spoils the parameters (:func:`check_finite_gradients`: one dot product per
+step, named parameter and members when it fails).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from .._validation import check_positive_int
+from .ensemble import Ensemble, StackedParams
+from .objectives import _resolve
+
+__all__ = ["check_finite_gradients", "train_ensemble"]
+
+
+def check_finite_gradients(grads: StackedParams, step: int) -> None:
+    r"""Raise FloatingPointError, naming the parameter and the members, if any
+    gradient is not finite.
+
+    One pass over the vector: :math:`g \cdot g` is finite exactly when every
+    entry is (unless the squares overflow, which the entries are then
+    checked for one by one).
+
+    Parameters
+    ----------
+    grads : StackedParams
+    step : int
+        Named in the message (1-based).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> ens = sn.fast.Ensemble([1, 2, 2], rngs=[0, 1])
+    >>> grads = sn.fast.StackedParams(np.zeros_like(ens.params.flat), ens.layout)
+    >>> grads["b2"][1, 0] = np.nan
+    >>> sn.fast.training.check_finite_gradients(grads, 7)
+    Traceback (most recent call last):
+    ...
+    FloatingPointError: the gradient of b2 is not finite at step 7 (member 1: 1 ...
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        _check_finite(grads, step)
+
+
+def _check_finite(grads: StackedParams, step: int) -> None:
+    """:func:`check_finite_gradients` inside the caller's ``np.errstate``."""
+    if math.isfinite(np.dot(grads.flat, grads.flat)):
+        return
+    for name, g in grads.items():
+        bad = ~np.isfinite(g.reshape(len(g), -1))
+        if bad.any():
+            members = np.flatnonzero(bad.any(axis=1))
+            where = ", ".join(f"member {s}: {bad[s].sum()} entries"
+                              for s in members[:5])
+            raise FloatingPointError(
+                f"the gradient of {name} is not finite at step {step} ({where}): the "
+                "updates diverged, or the inputs are not finite; try a smaller "
+                "learning rate")
+
+
+def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimizer: Any,
+                   lr: Callable[[int], float] | None = None,
+                   snapshot_steps: Sequence[int] = (),
+                   on_snapshot: Callable[[int, Ensemble], Any] | None = None,
+                   progress: bool = False, loss: Any = None) -> np.ndarray:
+    """Train every member at once: ``train_step`` on the stacked batches, recorded.
+
+    Parameters
+    ----------
+    ensemble : Ensemble
+    batches : iterator of (x (S, B, d), c (S, B))
+        E.g. :func:`stack_batches`.
+    steps : int
+    optimizer : Optimizer
+        Built on ``ensemble.params`` (one update for every member), e.g.
+        :class:`scratchnet.fast.Adam`.
+    lr : callable, optional
+        A schedule ``lr(step)`` (0-based), set before each update.
+    snapshot_steps : sequence of int, optional
+        After these steps, ``on_snapshot(step, ensemble)`` is called.
+    on_snapshot : callable, optional
+    progress : bool, default False
+        A progress line on stderr.
+    loss : str or Loss, optional
+        As in :meth:`Ensemble.loss_and_grads` (default: the cross-entropy).
+
+    Returns
+    -------
+    ndarray of float64, shape (steps, S)
+        Every member's loss at every step.
+
+    Raises
+    ------
+    FloatingPointError
+        When a gradient is not finite (checked before the update it would
+        spoil, by ``fast.training.check_finite_gradients``, which names the
+        parameter and the members), or a loss.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> from scratchnet.train import epochs
+    >>> task = sn.tasks.separated()
+    >>> data = [task.sample(256, np.random.default_rng(s)) for s in range(3)]
+    >>> its = [epochs(x, c, 64, np.random.default_rng(s))
+    ...        for s, (x, c) in enumerate(data)]
+    >>> ens = sn.fast.Ensemble([1, 16, 2], rngs=[0, 1, 2])
+    >>> losses = sn.fast.train_ensemble(ens, sn.fast.stack_batches(its), steps=50,
+    ...                                 optimizer=sn.fast.Adam(ens.params, lr=1e-2))
+    >>> losses.shape, bool(losses[-10:].mean() < losses[:10].mean())
+    ((50, 3), True)
+    """
+    steps = check_positive_int(steps, "steps")
+    snaps = set(snapshot_steps)
+    loss = _resolve(loss)  # once, not at every step
+    losses = np.empty((steps, ensemble.members))
+    grads = StackedParams(np.empty_like(ensemble.params.flat), ensemble.layout)
+    start = last = time.perf_counter()
+    with np.errstate(all="ignore"):
+        for step in range(1, steps + 1):
+            if lr is not None:
+                optimizer.lr = lr(step - 1)
+            x, c = ensemble._check_batch(*next(batches))
+            losses[step - 1] = ensemble._loss_and_grads_into(x, c, loss, grads.flat)
+            _check_finite(grads, step)  # before the update it would spoil
+            optimizer.step(grads)
+            if not math.isfinite(losses[step - 1].sum()):
+                raise FloatingPointError(f"a member's loss became non-finite at step "
+                                         f"{step}: {losses[step - 1]}")
+            if step in snaps and on_snapshot is not None:
+                on_snapshot(step, ensemble)
+            if progress and time.perf_counter() - last > 0.2:
+                last = time.perf_counter()
+                rate = step / (last - start)
+                print(f"\rstep {step:,}/{steps:,}  {ensemble.members} members  "
+                      f"{rate:,.0f} steps/s  {(steps - step) / rate:.0f} s left",
+                      end="", file=sys.stderr, flush=True)
+    if progress:
+        elapsed = time.perf_counter() - start
+        print(f"\rstep {steps:,}/{steps:,}  {elapsed:.1f} s" + " " * 30,
+              file=sys.stderr, flush=True)
+    return losses
