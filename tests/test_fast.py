@@ -1,10 +1,12 @@
 """The engine is pinned to the chapters: every fast piece computes what it replaces."""
 
+import math
+
 import numpy as np
 import pytest
 
 import scratchnet as sn
-from scratchnet import layers
+from scratchnet import fast, layers
 from scratchnet.fast import FlatParams, kernels
 
 SIZES = [[1, 64, 2], [1, 64, 64, 2], [3, 7, 5, 4]]
@@ -347,3 +349,14 @@ def test_stacked_stream_draws_what_task_sample_draws():
         sn.fast.stacked_stream(tasks, 8, rngs()[:2]).__next__()
     with pytest.raises(ValueError, match="the same number of classes"):
         sn.fast.stacked_stream([tasks[0], three[0]], 8, rngs()[:2]).__next__()
+
+
+def test_the_engine_keeps_the_dominant_term_to_relative_precision():
+    # Closed forms: log(1 + e^-40) = log1p(e^-40); log_softmax([0, -20, -20])[0]
+    # = -log1p(2 e^-20).  Summing 1 + tiny before the log rounds both to 0.
+    logits = np.array([[40.0, 0.0]])
+    loss = kernels.cross_entropy_and_grad_inplace(logits, np.array([0]), np.arange(1))
+    assert loss == pytest.approx(math.log1p(math.exp(-40)), rel=1e-15, abs=0)
+    top = fast.log_softmax([0.0, -20.0, -20.0])[0]
+    assert top == pytest.approx(-math.log1p(2 * math.exp(-20)), rel=1e-15, abs=0)
+    assert fast.log_softmax(np.zeros((3, 0))).shape == (3, 0)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_float_array, normalize_axis
-from ..softmax import _check_some_finite, _row_max
+from ..softmax import _check_some_finite, _row_max, _top_and_rest
 
 __all__ = [
     "cross_entropy_and_grad_inplace",
@@ -248,11 +248,15 @@ def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
     (0.6931, array([[ 0.5, -0.5]]))
     """
     n = logits.shape[0]
-    logits -= np.maximum.reduce(logits, axis=1, keepdims=True)  # largest logit 0
+    top = np.argmax(logits, axis=1)
+    logits -= logits[rows, top][:, None]  # largest logit 0
     picked = logits[rows, targets]  # f_{n, c_n} - max_n
     np.exp(logits, out=logits)
-    total = np.add.reduce(logits, axis=1, keepdims=True)  # in [1, M]
-    loss = (np.log(total).sum() - picked.sum()) / n
+    logits[rows, top] = 0.0  # the top term e^0 = 1 out of the sum, as the chapter
+    rest = np.add.reduce(logits, axis=1, keepdims=True)  # in [0, M - 1]
+    logits[rows, top] = 1.0
+    loss = (np.log1p(rest).sum() - picked.sum()) / n  # log1p keeps 1e-18
+    total = rest + 1.0
     total *= n
     logits /= total  # q / N
     logits[rows, targets] -= 1.0 / n  # (q - one_hot) / N
@@ -261,13 +265,17 @@ def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
 
 def _log_softmax_rows(x: np.ndarray, m: np.ndarray, out: np.ndarray, *, axis: int,
                       scratch: Any = None) -> None:
-    """Write ``(x - m) - log(sum(exp(x - m)))`` into ``out``; ``m`` is the row max."""
+    """Write ``(x - m) - log1p(rest)`` into ``out``; ``m`` is the row max.
+
+    As the chapter: the top term (``e^0 = 1``) is kept out of the sum, so
+    ``log1p`` of the rest keeps the dominant entry to relative precision.
+    """
     with np.errstate(over="ignore"):
         np.subtract(x, m, out=out)
     e = np.exp(out, out=None if scratch is None else scratch[: out.shape[0]])
-    total = e.sum(axis=axis, keepdims=True)
-    _check_some_finite(total == 0, "x", axis)
-    out -= np.log(total)
+    top, rest = _top_and_rest(e, np.argmax(x, axis=axis, keepdims=True), axis)
+    _check_some_finite(top == 0, "x", axis)
+    out -= np.log1p(rest)
 
 
 def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
@@ -296,6 +304,8 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     """
     x = as_float_array(x, "x", check_nan=False)
     axis = normalize_axis(axis, x.ndim)
+    if x.shape[axis] == 0:
+        return np.empty(x.shape, x.dtype)
     m = _row_max(x, axis, "x", allow_posinf=False)
     out = np.empty(x.shape, dtype=x.dtype)
     if axis != x.ndim - 1:
