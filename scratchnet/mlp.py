@@ -319,10 +319,7 @@ class MLP:
         >>> sorted(grads)
         ['W1', 'W2', 'b1', 'b2']
         """
-        loss, logits = get_loss(loss), self.forward(x)
-        if self.sizes[-1] == 1 and loss.name in ("cross_entropy", "hinge"):
-            raise ValueError(f"loss={loss.name!r} needs one output per class, not 1 "
-                             "(class 1's logit): use loss='binary_cross_entropy'")
+        loss, logits = get_loss(loss, outputs=self.sizes[-1]), self.forward(x)
         value, dlogits = loss.loss_and_grad(logits, targets)
         return float(value), self.backward(dlogits)
 

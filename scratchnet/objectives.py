@@ -354,7 +354,7 @@ LOSSES = {cls.name: cls for cls in (CrossEntropyLoss, BCEWithLogitsLoss, MSELoss
                                     MultiMarginLoss)}
 
 
-def get_loss(loss: Any = None) -> Loss:
+def get_loss(loss: Any = None, outputs: Any = None) -> Loss:
     """The loss object for ``loss``: a name, an object, or None for cross-entropy.
 
     Parameters
@@ -362,6 +362,11 @@ def get_loss(loss: Any = None) -> Loss:
     loss : str or Loss or None
         A key of :data:`LOSSES`, any object with ``loss_and_grad``, or None
         (``"cross_entropy"``).
+    outputs : int, optional
+        The number of outputs of the model it will train: a one-output model
+        (class 1's logit) cannot be trained with cross-entropy or the hinge
+        loss, which need one output per class, and is told to use
+        ``"binary_cross_entropy"``.
 
     Returns
     -------
@@ -376,13 +381,16 @@ def get_loss(loss: Any = None) -> Loss:
     CrossEntropyLoss()
     """
     if loss is None:
-        return CrossEntropyLoss()
-    if isinstance(loss, str):
+        loss = CrossEntropyLoss()
+    elif isinstance(loss, str):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {', '.join(map(repr, LOSSES))} or a "
                              f"loss object; got {loss!r}")
-        return LOSSES[loss]()
-    if not callable(getattr(loss, "loss_and_grad", None)):
+        loss = LOSSES[loss]()
+    elif not callable(getattr(loss, "loss_and_grad", None)):
         raise TypeError("loss must be a name like 'cross_entropy' or an object with "
                         f".loss_and_grad(outputs, targets); got {type(loss).__name__}")
+    if outputs == 1 and getattr(loss, "name", None) in ("cross_entropy", "hinge"):
+        raise ValueError(f"loss={loss.name!r} needs one output per class, not 1 "
+                         "(class 1's logit): use loss='binary_cross_entropy'")
     return loss

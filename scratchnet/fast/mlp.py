@@ -115,6 +115,9 @@ class FlatParams(MutableMapping):
         >>> p.unflatten(np.arange(3.0))["b"]
         array([1., 2.])
         """
+        if np.shape(vector) != self.flat.shape:
+            raise ValueError(f"vector must have this layout's shape {self.flat.shape}; "
+                             f"got shape {np.shape(vector)}")
         return {name: vector[start:stop].reshape(shape)
                 for name, start, stop, shape in _offsets(self.layout)}
 
@@ -304,16 +307,20 @@ class MLP(mlp.MLP):
         >>> sorted(grads), grads.flat.shape
         (['W1', 'W2', 'b1', 'b2'], (34,))
         """
+        plain = _plain_cross_entropy(loss)
+        loss = get_loss(loss, outputs=self.sizes[-1])
         x = self._check_x(x)
         work = self._buffers(len(x))
         logits = self._forward(x, work)
-        if not _plain_cross_entropy(loss):
-            value, dlogits = get_loss(loss).loss_and_grad(logits, targets)
-            return float(value), self._backward(self._check_dlogits(dlogits))
         t = np.asarray(targets)
-        if t.shape != (len(x),):
+        if plain and t.shape != (len(x),):
             raise ValueError(f"targets must hold one class index per row of x, shape "
                              f"({len(x)},); got shape {t.shape}")
+        # the fused kernel: plain cross-entropy on class indices, none ignored
+        if not (plain and t.size and np.issubdtype(t.dtype, np.integer)
+                and t.min() >= 0):
+            value, dlogits = loss.loss_and_grad(logits, targets)
+            return float(value), self._backward(self._check_dlogits(dlogits))
         t = as_class_indices(t, logits.shape[1])
         # the logits become dL/dlogits, in place
         value = cross_entropy_and_grad_inplace(logits, t, work.rows)

@@ -129,6 +129,8 @@ def stack_batches(iterators: Sequence[Iterator]
     >>> x.shape, c.shape
     ((3, 2, 1), (3, 2))
     """
+    if len(iterators) == 0:
+        raise ValueError("iterators must hold one batch iterator per member; got none")
     while True:
         pairs = [next(it) for it in iterators]
         yield np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
@@ -164,6 +166,17 @@ def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size
     >>> x.shape, c.shape
     ((2, 2, 1), (2, 2))
     """
+    check_positive_int(batch_size, "batch_size")
+    if len(datasets) == 0 or len(rngs) != len(datasets):
+        raise ValueError(f"datasets and rngs must hold one entry per member, at least "
+                         f"one; got {len(datasets)} datasets and {len(rngs)} rngs")
+    return _epochs_of(datasets, batch_size, rngs)
+
+
+def _epochs_of(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size: int,
+               rngs: Sequence[np.random.Generator]
+               ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+    """The generator behind :func:`stacked_epochs` (its arguments checked)."""
     x_all = np.concatenate([x for x, _ in datasets])  # member s's rows: s n .. s n + n
     c_all = np.concatenate([c for _, c in datasets])
     n = len(datasets[0][0])
