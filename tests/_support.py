@@ -48,6 +48,7 @@ CHAPTERS = [
     "experiments.sweeps",
     "experiments.phase",
     "experiments",
+    "experiments.cli",
     "__main__",
 ]
 
