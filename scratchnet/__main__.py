@@ -47,6 +47,15 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import experiments
+from .experiments.cli import (
+    MAX_RUN_BYTES,
+    OneLineParser,
+    names,
+    non_negative,
+    out_dir,
+    positive,
+    run_bytes,
+)
 from .experiments.report import LOSS_GAP_NOTE
 from .tasks import TASKS
 
@@ -57,74 +66,6 @@ DEFAULT_RECIPES = ("original", "covering")
 DEFAULT_SEEDS = 1
 _PRINTED_STEPS = (100, 1000, 10_000)
 _DEFAULT_RUN_TIME = "40-50 s"  # measured: 42 and 48 s wall, 2 cores, other work running
-MAX_RUN_BYTES = 2 * 2**30  #: the most the runs' records may ask for, checked first
-
-
-class _OneLineParser(argparse.ArgumentParser):
-    """Argument errors as one line (no usage block), exit status 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
-def _names(kind: str, valid: Sequence[str]) -> Callable[[str], list[str]]:
-    """An argparse type: comma-separated names, each one of ``valid``."""
-    def parse(text: str) -> list[str]:
-        names = [name.strip().replace("_", "-") if kind == "task" else name.strip()
-                 for name in text.split(",") if name.strip()]
-        if not names:
-            raise argparse.ArgumentTypeError(
-                f"must name at least one {kind}, comma-separated, from: "
-                f"{', '.join(valid)}; got {text!r}")
-        for name in names:
-            if name not in valid:
-                raise argparse.ArgumentTypeError(
-                    f"unknown {kind} {name!r}; valid "
-                    f"{'losses' if kind == 'loss' else kind + 's'}: {', '.join(valid)}")
-        return names
-    return parse
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text!r}"
-                                         ) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {value}")
-    return value
-
-
-def _out_dir(text: str) -> Path:
-    """An argparse type: a directory to write into (made if missing), not a file."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"must be a directory path; got {text!r}")
-    if Path(text).exists() and not Path(text).is_dir():
-        raise argparse.ArgumentTypeError(f"must be a directory; got {text!r}, a file")
-    return Path(text)
-
-
-def _run_bytes(pairs: list[tuple[str, str]], steps: Optional[int], seeds: int) -> int:
-    """Bytes of the runs' records: losses, and the inputs covering draws up front."""
-    total = 0
-    for _, name in pairs:
-        recipe = experiments.get_recipe(name)
-        n = steps or recipe.steps
-        per_step = 8 + (16 * recipe.batch_size if recipe.data == "covering" else 0)
-        total += seeds * n * per_step
-    return total
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a non-negative integer; got {text!r}")
-    return value
 
 
 def _epilog() -> str:
@@ -165,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["--tasks", "separated,sparse-tail"]).tasks
     ['separated', 'sparse-tail']
     """
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog="scratchnet",
         description="Train small networks with the cross-entropy on the Gaussian "
         "tasks and compare their softmax outputs q(c|x) with the Bayes posterior "
@@ -176,28 +117,28 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--tasks", type=_names("task", tuple(TASKS)), action="extend", metavar="NAMES",
+        "--tasks", type=names("task", tuple(TASKS)), action="extend", metavar="NAMES",
         help=f"tasks to run, comma-separated, from: {', '.join(TASKS)} "
         "(default: all)")
     parser.add_argument(
-        "--recipes", type=_names("recipe", tuple(experiments.RECIPES)),
+        "--recipes", type=names("recipe", tuple(experiments.RECIPES)),
         action="extend", metavar="NAMES",
         help=f"training recipes, comma-separated, from: "
         f"{', '.join(experiments.RECIPES)} (default: {','.join(DEFAULT_RECIPES)})")
-    parser.add_argument("--steps", type=_positive, default=None,
+    parser.add_argument("--steps", type=positive, default=None,
                         help="training steps of every run (default: each recipe's own)")
-    parser.add_argument("--seed", type=_seed, default=0,
+    parser.add_argument("--seed", type=non_negative, default=0,
                         help="the first seed of the weights, data and batches "
                         "(default: 0)")
-    parser.add_argument("--seeds", type=_positive, default=DEFAULT_SEEDS,
+    parser.add_argument("--seeds", type=positive, default=DEFAULT_SEEDS,
                         help="seeds per task and recipe, trained at once: seeds "
                         f"--seed .. --seed + SEEDS - 1 (default: {DEFAULT_SEEDS})"),
-    parser.add_argument("--out", type=_out_dir, default=Path("scratchnet-results"),
+    parser.add_argument("--out", type=out_dir, default=Path("scratchnet-results"),
                         help="directory for the figures and tables "
                         "(default: scratchnet-results)")
     parser.add_argument("--format", choices=("png", "pdf", "svg"), default="png",
                         help="file format of the figures (default: png)")
-    parser.add_argument("--jobs", type=_positive, default=None,
+    parser.add_argument("--jobs", type=positive, default=None,
                         help="worker processes (default: CPUs, at most one per run)")
     parser.add_argument("--quiet", action="store_true",
                         help="print nothing but errors (files are still written)")
@@ -328,7 +269,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     tasks = list(dict.fromkeys(args.tasks or DEFAULT_TASKS))
     recipes = list(dict.fromkeys(args.recipes or DEFAULT_RECIPES))
     pairs = [(task, recipe) for task in tasks for recipe in recipes]
-    needed = _run_bytes(pairs, args.steps, args.seeds)
+    needed = run_bytes(pairs, args.steps, args.seeds)
     if needed > MAX_RUN_BYTES:
         parser.error(f"--steps {args.steps or 'default'} with --seeds {args.seeds} "
                      f"asks for about {needed / 2**30:,.3g} GiB for {len(pairs)} runs "
@@ -398,7 +339,9 @@ def build_sweep_parser() -> argparse.ArgumentParser:
         ``--losses``, ``--widths``, ``--steps``, ``--seeds``, ``--seed``,
         ``--out``, ``--format``, ``--jobs``, ``--scheduler``, ``--quiet``;
         a bad value exits with code 2 and one line naming the option, what
-        it expects and what it got.
+        it expects and what it got (also for budgets and grids whose
+        records would not fit in ``MAX_RUN_BYTES``, checked in
+        :func:`main` before anything is trained).
 
     Examples
     --------
@@ -409,7 +352,7 @@ def build_sweep_parser() -> argparse.ArgumentParser:
     ((0.5, 1.0, 1.5), (10, 20))
     """
     default = experiments.DEFAULT_SWEEP
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog="scratchnet sweep",
         description="Where, and with which loss, does a network learn the posterior? "
         "Train networks across the family class 1 ~ N(0, sigma1^2), class 2 ~ "
@@ -436,10 +379,10 @@ def build_sweep_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prior1", type=_axis("prior1"), default=(0.5,),
                         metavar="SPEC", help="priors P(c1) (default: 0.5)")
     parser.add_argument("--recipe", "--recipes", dest="recipes",
-                        type=_names("recipe", tuple(experiments.RECIPES)),
+                        type=names("recipe", tuple(experiments.RECIPES)),
                         metavar="NAMES", help="training recipes, comma-separated, "
                         f"from: {', '.join(experiments.RECIPES)} (default: textbook)")
-    parser.add_argument("--losses", type=_names("loss", experiments.LOSSES),
+    parser.add_argument("--losses", type=names("loss", experiments.LOSSES),
                         metavar="NAMES", help="losses, comma-separated, from: "
                         f"{', '.join(experiments.LOSSES)} (default: cross_entropy)")
     parser.add_argument("--widths", type=_axis("widths"), default=(), metavar="SPEC",
@@ -447,16 +390,16 @@ def build_sweep_parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=_axis("steps"), default=default["steps"],
                         metavar="SPEC", help="step budgets (default: "
                         f"{','.join(map(str, default['steps']))})")
-    parser.add_argument("--seeds", type=_positive, default=default["seeds"],
+    parser.add_argument("--seeds", type=positive, default=default["seeds"],
                         help=f"seeds per point (default: {default['seeds']})")
-    parser.add_argument("--seed", type=_seed, default=0,
+    parser.add_argument("--seed", type=non_negative, default=0,
                         help="the first seed (default: 0)")
-    parser.add_argument("--out", type=Path, default=Path("scratchnet-sweep"),
+    parser.add_argument("--out", type=out_dir, default=Path("scratchnet-sweep"),
                         help="directory for the tables and figures "
                         "(default: scratchnet-sweep)")
     parser.add_argument("--format", choices=("png", "pdf", "svg"), default="png",
                         help="file format of the figures (default: png)")
-    parser.add_argument("--jobs", type=_positive, default=None,
+    parser.add_argument("--jobs", type=positive, default=None,
                         help="local worker processes (default: one per CPU)")
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
                         help="run on this Dask cluster, e.g. tcp://10.0.0.1:8786")
@@ -467,7 +410,17 @@ def build_sweep_parser() -> argparse.ArgumentParser:
 
 def _sweep_main(argv: Sequence[str]) -> int:
     """``scratchnet sweep``: run the sweep, write its tables and figures."""
-    args = build_sweep_parser().parse_args(argv)
+    parser = build_sweep_parser()
+    args = parser.parse_args(argv)
+    recipes = args.recipes or ["textbook"]
+    networks = (len(args.mu2) * len(args.sigma1) * len(args.prior1) * args.seeds
+                * len(args.losses or ["cross_entropy"]) * max(1, len(args.widths)))
+    needed = run_bytes([(None, r) for r in recipes], max(args.steps), networks)
+    if needed > MAX_RUN_BYTES:
+        parser.error(f"--steps {','.join(map(str, args.steps))} with --seeds "
+                     f"{args.seeds} asks for about {needed / 2**30:,.3g} GiB for "
+                     f"{networks * len(recipes):,} networks (at most "
+                     f"{MAX_RUN_BYTES / 2**30:g} GiB): lower them or the grid")
 
     def say(message: str) -> None:
         if not args.quiet:
@@ -477,7 +430,7 @@ def _sweep_main(argv: Sequence[str]) -> int:
     try:
         result = experiments.sweep(
             args.mu2, args.sigma1, prior1=args.prior1,
-            recipes=args.recipes or ("textbook",),
+            recipes=recipes,
             losses=args.losses or ("cross_entropy",), widths=args.widths,
             steps=args.steps, seeds=args.seeds, seed=args.seed,
             jobs=args.jobs, scheduler=args.scheduler, progress=say)

@@ -101,6 +101,13 @@ def check_no_nan(arr: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} must not contain NaN; got NaN{_where(bad)}")
 
 
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` as a bool; ``TypeError`` unless it is True or False."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
 def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     """Return ``axis`` as a non-negative integer for an array of ``ndim`` dims."""
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):

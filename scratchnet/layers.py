@@ -33,8 +33,12 @@ negative log-likelihood is the cross-entropy, and chaining their backward
 passes gives its famous gradient :math:`q - \text{one\_hot}(c)` (a test
 checks exactly that).
 
-Every function returns new arrays and checks shapes, not values (a NaN
-propagates to the loss, where the training loop reports it).  The
+Every function returns new arrays and checks shapes.  The forward passes
+also refuse NaN input with a ``ValueError`` naming the argument (``x``,
+``W``, ``b``): a NaN is never a valid input, while infinities are extreme but
+valid (:math:`\max(\infty, 0) = \infty`, :math:`\tanh(\infty) = 1`) and pass.
+The backward passes check shapes only: a NaN in ``dout`` propagates to the
+gradients, where the optimizer reports it.  The
 engine in :mod:`scratchnet.fast` runs the same arithmetic into preallocated
 buffers; tests pin it to these functions.
 """
@@ -63,7 +67,7 @@ __all__ = [
 
 
 def _as_matrix(x: Any, name: str) -> np.ndarray:
-    x = as_float_array(x, name, check_nan=False)
+    x = as_float_array(x, name)  # NaN is refused, infinities pass
     if x.ndim != 2:
         raise ValueError(
             f"{name} must be a 2-D array of shape (N, features); got shape {x.shape}"
@@ -127,7 +131,7 @@ def linear_forward(x: Any, W: Any, b: Any) -> Tuple[np.ndarray, tuple]:
     array([[1.5, 1.5]])
     """
     x, W = _as_matrix(x, "x"), _as_matrix(W, "W")
-    b = as_float_array(b, "b", check_nan=False)
+    b = as_float_array(b, "b")
     if W.shape[0] != x.shape[1]:
         raise ValueError(f"W must have {x.shape[1]} rows (one per input feature of x, "
                          f"shape {x.shape}); got shape {W.shape}")
@@ -216,7 +220,7 @@ def relu_forward(x: Any) -> Tuple[np.ndarray, np.ndarray]:
     >>> out
     array([0., 0., 2.])
     """
-    x = as_float_array(x, "x", check_nan=False)
+    x = as_float_array(x, "x")
     return np.asarray(np.maximum(x, 0.0)), x  # asarray: a 0-d x gives a 0-d array
 
 
@@ -282,7 +286,7 @@ def tanh_forward(x: Any) -> Tuple[np.ndarray, np.ndarray]:
     >>> out
     array([0., 1.])
     """
-    out = np.asarray(np.tanh(as_float_array(x, "x", check_nan=False)))  # 0-d: an array
+    out = np.asarray(np.tanh(as_float_array(x, "x")))  # 0-d: an array
     return out, out
 
 

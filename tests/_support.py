@@ -50,6 +50,7 @@ CHAPTERS = [
     "experiments.sweeps",
     "experiments.phase",
     "experiments",
+    "experiments.cli",
     "__main__",
 ]
 

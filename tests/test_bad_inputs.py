@@ -329,11 +329,15 @@ bad("BayesFloor.expected_kl[probabilities not summing to 1]",
 bad("BayesFloor.population_loss[model str]", lambda: TASK.population_loss("m"),
     TypeError, "model")
 bad("BayesFloor.bayes_loss[return_stderr str]",
-    lambda: TASK.bayes_loss(return_stderr="yes"), TypeError, "return_stderr",
-    owner="gaussian")
+    lambda: TASK.bayes_loss(return_stderr="yes"), TypeError, "return_stderr")
 bad("BayesFloor.bayes_accuracy[return_stderr str]",
-    lambda: TASK.bayes_accuracy(return_stderr="yes"), TypeError, "return_stderr",
-    owner="gaussian")
+    lambda: TASK.bayes_accuracy(return_stderr="yes"), TypeError, "return_stderr")
+bad("BayesFloor.expected_kl[return_stderr int]",
+    lambda: TASK.expected_kl(TASK.posterior, return_stderr=1), TypeError,
+    "return_stderr")
+bad("BayesFloor.population_loss[log_probs str]",
+    lambda: TASK.population_loss(TASK.posterior, log_probs="no"), TypeError,
+    "log_probs")
 bad("sn.two_gaussian_posterior[sigma 0]",
     lambda: sn.two_gaussian_posterior([0.0], 0.0, 0.0, 1.0, 1.0), ValueError,
     "sigma1")
@@ -359,7 +363,13 @@ bad("linear_forward[x strings]",
     TypeError, "^x ")
 bad("linear_forward[x NaN]",
     lambda: sn.layers.linear_forward(np.array([[NAN]]), np.ones((1, 1)), np.ones(1)),
-    ValueError, "^x ", owner="numerics")
+    ValueError, "^x ")
+bad("linear_forward[W NaN]",
+    lambda: sn.layers.linear_forward(np.ones((1, 1)), np.array([[NAN]]), np.ones(1)),
+    ValueError, "^W ")
+bad("linear_forward[b NaN]",
+    lambda: sn.layers.linear_forward(np.ones((1, 1)), np.ones((1, 1)), np.array([NAN])),
+    ValueError, "^b ")
 bad("linear_backward[dout shape]",
     lambda: sn.layers.linear_backward(np.ones((2, 5)), sn.layers.linear_forward(
         X23, np.ones((3, 2)), np.ones(2))[1]), ValueError, "dout")
@@ -369,8 +379,7 @@ for pair in ("relu", "tanh"):
     fwd = getattr(sn.layers, f"{pair}_forward")
     bwd = getattr(sn.layers, f"{pair}_backward")
     bad(f"{pair}_forward[strings]", lambda f=fwd: f(np.array(["a"])), TypeError, "^x ")
-    bad(f"{pair}_forward[NaN]", lambda f=fwd: f(np.array([NAN])), ValueError, "^x ",
-        owner="numerics")
+    bad(f"{pair}_forward[NaN]", lambda f=fwd: f(np.array([NAN])), ValueError, "^x ")
     bad(f"{pair}_backward[dout shape]", lambda f=fwd, b=bwd: b(np.ones(3),
                                                                f(np.ones(2))[1]),
         ValueError, "dout")
@@ -622,7 +631,11 @@ bad("fast.FlatParams.unflatten[vector size]", lambda: fast.FlatParams(
 bad("Loss.grad[targets]", lambda: sn.objectives.CrossEntropyLoss().grad(
     np.zeros((2, 2)), [0, 5]), ValueError, "targets")
 bad("experiments.ExperimentResult[task]", lambda: experiments.ExperimentResult(
-    3, "textbook", 0, None, X, X, []), TypeError, "task", owner="sweep")
+    3, "textbook", 0, None, X, X, []), TypeError, "task")
+bad("experiments.ExperimentResult[seed]", lambda: experiments.ExperimentResult(
+    "separated", "textbook", -1, None, X, X, []), ValueError, "^seed ")
+bad("experiments.ExperimentResult[rows]", lambda: experiments.ExperimentResult(
+    "separated", "textbook", 0, None, X, X, None), TypeError, "^rows ")
 bad("sn.History.from_dict[missing]", lambda: sn.History.from_dict({"losses": [1.0]}),
     ValueError, "^d must have the keys .*missing elapsed")
 bad("sn.History.from_dict[not a dict]", lambda: sn.History.from_dict([1.0]), TypeError,
@@ -896,9 +909,8 @@ bad("experiments.run_and_plot[task]",
     "task")
 bad("experiments.readout[loss]", lambda: E.readout(LOGITS, "ce"), ValueError, "loss")
 bad("experiments.tail_mass[task]", lambda: E.tail_mass("separated", 3.0), TypeError,
-    "task", owner="sweep")
-bad("experiments.tail_mass[x NaN]", lambda: E.tail_mass(TASK, NAN), ValueError, "^x|x ",
-    owner="sweep")
+    "task")
+bad("experiments.tail_mass[x NaN]", lambda: E.tail_mass(TASK, NAN), ValueError, "^x|x ")
 bad("experiments.family_task[sigma1 0]", lambda: E.family_task(3.0, 0.0), ValueError,
     "sigma1")
 bad("experiments.family_task[mu2 NaN]", lambda: E.family_task(NAN, 1.0), ValueError,
@@ -922,15 +934,33 @@ bad("experiments.sweep[seeds 0]", lambda: E.sweep((3.0,), (1.0,), seeds=0), Valu
 bad("experiments.sweep[steps 0]", lambda: E.sweep((3.0,), (1.0,), steps=(0,)),
     ValueError, "steps")
 bad("experiments.phase_diagram[sweep]", lambda: E.phase_diagram("sweep"), TypeError,
-    "sweep|result", owner="sweep")
+    "sweep|result")
 bad("experiments.tail_mass_figure[sweep]", lambda: E.tail_mass_figure(3), TypeError,
-    "sweep|result", owner="sweep")
+    "sweep|result")
 bad("experiments.loss_figure[sweep]", lambda: E.loss_figure(None), TypeError,
-    "sweep|result", owner="sweep")
+    "sweep|result")
 bad("experiments.save_sweep_figures[sweep]", lambda: E.save_sweep_figures(
-    None, "/tmp"), TypeError, "sweep|result", owner="sweep")
-bad("experiments.run_unit[unit]", lambda: E.run_unit("unit"), TypeError, "unit",
-    owner="sweep")
+    None, "/tmp"), TypeError, "sweep|result")
+bad("experiments.run_unit[unit]", lambda: E.run_unit("unit"), TypeError, "unit")
+bad("experiments.tail_mass[x0 str]", lambda: E.tail_mass(TASK, "3"), TypeError, "^x0 ")
+EMPTY_SWEEP = E.Sweep(E.Grid(mu2=(3.0,), sigma1=(1.0,)))
+bad("experiments.save_sweep_figures[out file]", lambda: E.save_sweep_figures(
+    EMPTY_SWEEP, __file__), ValueError, "^out .*a file")
+bad("experiments.save_sweep_figures[out int]", lambda: E.save_sweep_figures(
+    EMPTY_SWEEP, 3), TypeError, "^out ")
+bad("experiments.save_sweep_figures[dpi 0]", lambda: E.save_sweep_figures(
+    EMPTY_SWEEP, "/tmp", dpi=0), ValueError, "^dpi ")
+UNIT_MEMBERS = ((3.0, 1.0, 0.5, 0),)
+bad("experiments.Unit[loss]", lambda: E.Unit("textbook", "ce", 8, UNIT_MEMBERS, (20,)),
+    ValueError, "^loss ")
+bad("experiments.Unit[recipe]", lambda: E.Unit("cookbook", "mse", 8, UNIT_MEMBERS,
+                                              (20,)), ValueError, "recipe")
+bad("experiments.Unit[width]", lambda: E.Unit("textbook", "mse", 8.5, UNIT_MEMBERS,
+                                             (20,)), TypeError, "^width ")
+bad("experiments.Unit[members]", lambda: E.Unit("textbook", "mse", 8, (), (20,)),
+    ValueError, "^members ")
+bad("experiments.Unit[steps]", lambda: E.Unit("textbook", "mse", 8, UNIT_MEMBERS,
+                                             (20, 10)), ValueError, "^steps ")
 
 # --- the command line ---------------------------------------------------------------------
 for argv, option, *owner in [
@@ -957,6 +987,11 @@ for argv, option, *owner in [
         (["sweep", "--losses", "ce"], "--losses: unknown loss"),
         (["sweep", "--losses", ""], "--losses: must name at least one loss"),
         (["sweep", "--recipe", ""], "--recipe/--recipes: must name at least one recipe"),
+        (["sweep", "--out", ""], "--out: must be a directory path; got ''"),
+        (["sweep", "--out", __file__], "--out: must be a directory; got .*, a file"),
+        (["sweep", "--steps", "1000000000000"], "--steps 1000000000000 .* GiB"),
+        (["sweep", "--steps", "100000", "--seeds", "100000"],
+         "--steps 100000 with --seeds 100000 .* GiB"),
 ]:
     bad(f"cli[{' '.join(argv)}]", _cli(*argv), CommandLineError, option,
         owner=owner[0] if owner else None)

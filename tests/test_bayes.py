@@ -203,6 +203,33 @@ def test_population_loss_is_bayes_loss_plus_expected_kl():
             task.bayes_loss() + task.expected_kl(model), abs=1e-9)
 
 
+@pytest.mark.parametrize("mu, sd, priors", [([0.0, 3.0], [1.0, 1.0], [0.5, 0.5]),
+                                             ([0.0, 3.0], [2.0, 1.0], [0.7, 0.3])])
+def test_a_model_with_kinks_is_integrated_to_1e_6(mu, sd, priors):
+    """A one-unit-per-kink ReLU logit, kinks between the coarse rule's nodes:
+    scipy.integrate.quad with the kinks as breakpoints is the reference."""
+    from scipy import integrate
+
+    task = sn.GaussianClasses(mu, sd, priors)
+    kinks, slopes = np.array([-1.37, 0.71, 1.93, 4.09]), np.array([1.5, -2.0, 3.0, -1.0])
+
+    def log_q(x):
+        z = -1.0 + np.maximum(np.asarray(x, float).reshape(-1, 1) - kinks, 0.0) @ slopes
+        return np.stack([-np.logaddexp(0.0, z), -np.logaddexp(0.0, -z)], axis=1)
+
+    def integrand(x):
+        log_joint = two_class_log_joint(np.array([x]), mu, sd, priors)[0]
+        log_post = log_joint - np.logaddexp(*log_joint)
+        return float(np.exp(log_joint) @ (log_post - log_q([x])[0]))
+
+    lo, hi = min(mu) - 14 * max(sd), max(mu) + 14 * max(sd)
+    reference, _ = integrate.quad(integrand, lo, hi, points=kinks, limit=500,
+                                  epsabs=1e-14, epsrel=1e-12)
+    assert task.expected_kl(log_q, log_probs=True) == pytest.approx(reference, rel=1e-6)
+    assert task.population_loss(log_q, log_probs=True) == pytest.approx(
+        reference + task.bayes_loss(), rel=1e-6)
+
+
 def written_out_posterior(means, covs, priors):
     """q(C|x) by Bayes' rule written out with det and inverse (not the code under test)."""
     def predict(x):

@@ -214,3 +214,21 @@ def test_a_0d_input_round_trips_through_the_elementwise_pairs(name, x):
     assert isinstance(dx, np.ndarray) and dx.shape == ()
     slope = float(x > 0) if name == "relu" else 1 - np.tanh(float(x)) ** 2
     assert float(dx) == pytest.approx(2.0 * slope, rel=1e-15, abs=0)
+
+
+def test_forward_passes_refuse_nan_and_let_infinities_through():
+    """NaN is never a valid input (ValueError naming it); infinities are extreme
+    but valid: relu(inf) = inf, relu(-inf) = 0, tanh(+-inf) = +-1, inf * 2 + 1 = inf."""
+    np.testing.assert_array_equal(layers.relu_forward([np.inf, -np.inf])[0], [np.inf, 0.0])
+    np.testing.assert_array_equal(layers.tanh_forward([np.inf, -np.inf])[0], [1.0, -1.0])
+    out, _ = layers.linear_forward([[np.inf, 1.0]], [[2.0], [0.0]], [1.0])
+    np.testing.assert_array_equal(out, [[np.inf]])
+    one = np.ones((1, 1))
+    for args, name in [((np.array([[np.nan]]), one, np.ones(1)), "x"),
+                       ((one, np.array([[np.nan]]), np.ones(1)), "W"),
+                       ((one, one, np.array([np.nan])), "b")]:
+        with pytest.raises(ValueError, match=rf"^{name} must not contain NaN; got NaN"):
+            layers.linear_forward(*args)
+    for forward in (layers.relu_forward, layers.tanh_forward):
+        with pytest.raises(ValueError, match=r"^x must not contain NaN; got NaN at index 1$"):
+            forward([0.0, np.nan])

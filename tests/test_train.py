@@ -56,18 +56,15 @@ def test_training_on_the_separated_task_reaches_the_posterior(task):
         kls.append(history.snapshot_kl[-1])
         gaps.append(history.losses[-500:].mean() - bayes)
         # the last snapshot is taken after the last update: an integral by hand agrees
-        # (to 1e-2: the library's quadrature is up to 6e-3 off on the ReLU kinks for
-        # these seeds, see the xfail test below)
         by_hand = expected_kl_by_hand(model.params, task.means, task.scales, task.priors)
-        assert history.snapshot_kl[-1] == pytest.approx(by_hand, rel=1e-2)
+        assert history.snapshot_kl[-1] == pytest.approx(by_hand, rel=1e-5)
     assert sum(kl < 0.01 for kl in kls) >= 4, kls
     assert max(abs(g) for g in gaps) < 0.02, gaps
 
 
-@pytest.mark.xfail(strict=True, reason="owner: gaussian: expected_kl's quadrature is "
-                   "5e-4 to 6e-3 relative off for ReLU networks (their kinks); the trapezoid "
-                   "and scipy.integrate.quad with the kinks as breakpoints agree to 1e-9")
 def test_expected_kl_of_a_relu_network_is_the_integral_to_1e_6(task):
+    # the network's kinks fall inside quadrature panels: the rule for models must
+    # be dense enough that they cost less than 1e-6 (5e-4 to 6e-3 on the coarse rule)
     model = sn.TwoLayerMLP(1, 64, 2, rng=0)
     sn.train(model, task, steps=1000, batch_size=64, lr=0.1, rng=100)
     by_hand = expected_kl_by_hand(model.params, task.means, task.scales, task.priors)

@@ -35,10 +35,13 @@ every snapshot of the network against it.  Its modules, in reading order:
                  over seeds, CSV)
 ``phase``        :func:`phase_diagram`, :func:`tail_mass_figure`,
                  :func:`loss_figure` and :func:`save_sweep_figures`
+``cli``          the command line's argument types and its memory check
+                 (used by :mod:`scratchnet.__main__` only)
 ===============  ==============================================================
 
-Every public name is available here as ``sn.experiments.<name>``; the
-command line (:mod:`scratchnet.__main__`) and the notebooks use them.
+Every public name but those of ``cli`` is available here as
+``sn.experiments.<name>``; the command line (:mod:`scratchnet.__main__`) and
+the notebooks use them.
 
 **What the runs show.**  On the sparse-tail task, :math:`N(0, 2^2)` against
 :math:`N(3, 1)`, the ``original`` recipe learns the first crossing of

@@ -47,6 +47,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from .._validation import check_positive_int
 from ..gaussian import GaussianClasses
 from .recipes import LOSSES, RECIPES, get_recipe
 from .runs import run_group, tail_mass
@@ -273,6 +274,23 @@ class Unit:
     members: tuple
     steps: tuple
 
+    def __post_init__(self) -> None:
+        get_recipe(self.recipe)
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(LOSSES)}; got "
+                             f"{self.loss!r}")
+        check_positive_int(self.width, "width")
+        if not isinstance(self.members, (tuple, list)) or not self.members or any(
+                not isinstance(m, (tuple, list)) or len(m) != 4 for m in self.members):
+            raise ValueError("members must be a non-empty tuple of (mu2, sigma1, "
+                             f"prior1, seed); got {self.members!r}")
+        steps = self.steps
+        if (not isinstance(steps, (tuple, list)) or not steps
+                or any(isinstance(s, bool) or not isinstance(s, (int, np.integer))
+                       or s < 1 for s in steps) or list(steps) != sorted(set(steps))):
+            raise ValueError(f"steps must be increasing positive integers; got "
+                             f"{steps!r}")
+
 
 def run_unit(unit: Unit) -> list[dict[str, Any]]:
     """Train a unit's networks as one ensemble; their rows of the sweep's table.
@@ -297,6 +315,8 @@ def run_unit(unit: Unit) -> list[dict[str, Any]]:
     >>> rows[0]["crossings"], f"{rows[0]['tail_mass']:.2e}"
     ('1.58166;6.41834', '4.90e-04')
     """
+    if not isinstance(unit, Unit):
+        raise TypeError(f"unit must be a Unit (from Grid.units); got {unit!r}")
     base = get_recipe(unit.recipe)
     sizes = (base.sizes[0], *[unit.width] * (len(base.sizes) - 2), base.sizes[-1])
     recipe = dataclasses.replace(base, sizes=sizes, loss=unit.loss,

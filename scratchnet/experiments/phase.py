@@ -23,6 +23,7 @@ posterior?":
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -31,6 +32,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
+from .._validation import check_positive_int
 from ..plotting import CLASS_COLORS
 from .grids import STUDY_TASKS, family_task, tail_crossing
 from .runs import EVAL_X
@@ -44,6 +46,14 @@ _LABELS = {"max_abs_error": r"median $\max_{x\in[-4,7]}|q(c\mid x)-P(c\mid x)|$"
 _SMALLEST_MASS = 1e-8  # the tail-mass axis starts here
 _LOSS_NAMES = {"cross_entropy": "cross-entropy", "mse": "squared error (Brier)",
                "hinge": "hinge"}
+
+
+def _check_sweep(result: Any) -> Sweep:
+    """``result`` if it is a Sweep, else ``TypeError`` saying where one comes from."""
+    if not isinstance(result, Sweep):
+        raise TypeError("result must be a Sweep (from experiments.sweep or "
+                        f"Sweep.read); got {type(result).__name__}")
+    return result
 
 
 def _edges(values: tuple) -> np.ndarray:
@@ -146,7 +156,7 @@ def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
     >>> fig.axes[0].collections[0].get_array().size   # 3 x 2 cells
     6
     """
-    grid = result.grid
+    grid = _check_sweep(result).grid
     steps = grid.steps if steps is None else tuple(np.atleast_1d(steps).tolist())
     chosen = result._slice(steps[0], recipe, loss, width, prior1)
     fixed = {k: chosen[k] for k in ("recipe", "loss", "width", "prior1")}
@@ -215,7 +225,7 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
     >>> [ax.get_xscale() for ax in sn.experiments.tail_mass_figure(result).axes]
     ['log', 'log']
     """
-    grid = result.grid
+    grid = _check_sweep(result).grid
     steps = grid.steps if steps is None else tuple(np.atleast_1d(steps).tolist())
     chosen = result._slice(steps[0], recipe, loss, width, prior1)
     fig = Figure(figsize=(11, 4.4), layout="constrained")
@@ -283,7 +293,7 @@ def loss_figure(result: Sweep, *, recipe: Optional[str] = None,
     >>> [len(ax.get_lines()) for ax in sn.experiments.loss_figure(result).axes]
     [2, 2, 2]
     """
-    grid = result.grid
+    grid = _check_sweep(result).grid
     chosen = result._slice(None, recipe, None, width, prior1)
     fig = Figure(figsize=(13, 4.2), layout="constrained")
     axes = fig.subplots(1, 3)
@@ -348,8 +358,15 @@ def save_sweep_figures(result: Sweep, out: Union[str, Path], *,
     >>> [p.name for p in sn.experiments.save_sweep_figures(result, tempfile.mkdtemp())]
     ['phase.png', 'tail_mass.png']
     """
+    _check_sweep(result)
     if format not in ("png", "pdf", "svg"):
         raise ValueError(f"format must be 'png', 'pdf' or 'svg'; got {format!r}")
+    dpi = check_positive_int(dpi, "dpi")
+    if not isinstance(out, (str, os.PathLike)):
+        raise TypeError(f"out must be a folder path (str or Path); got {out!r}")
+    if not str(out).strip() or (Path(out).exists() and not Path(out).is_dir()):
+        raise ValueError(f"out must be a folder path; got {str(out)!r}"
+                         + (", a file" if str(out).strip() else ""))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     grid, paths = result.grid, []

@@ -46,7 +46,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from .._validation import check_positive_int
+from .._validation import check_positive_int, check_scalar
 from ..fast import Adam, Ensemble, stacked_epochs, stacked_stream, train_ensemble
 from ..gaussian import GaussianClasses
 from ..history import History
@@ -133,6 +133,7 @@ def tail_mass(task: GaussianClasses, x0: float) -> float:
     task : GaussianClasses
         One-dimensional.
     x0 : float
+        Not NaN; :math:`\pm\infty` give 0 and 1.
 
     Returns
     -------
@@ -146,8 +147,12 @@ def tail_mass(task: GaussianClasses, x0: float) -> float:
     >>> print(f"{sn.experiments.tail_mass(sn.tasks.sparse_tail(), 6.418):.2e}")
     4.91e-04
     """
+    if not isinstance(task, GaussianClasses):
+        raise TypeError("task must be a GaussianClasses (e.g. "
+                        f"sn.tasks.get_task(name)); got {task!r}")
     if task.dim != 1:
         raise ValueError(f"task must be one-dimensional; got dim {task.dim}")
+    x0 = check_scalar(x0, "x0")
     mu = np.asarray(task.means, dtype=float).reshape(-1)
     scales = np.asarray(task.scales, dtype=float)
     # standard deviations (M,), or 1 x 1 covariance matrices (M, 1, 1)
@@ -201,6 +206,22 @@ class ExperimentResult:
     model: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
     generative_model: Optional[GaussianClasses] = None
+
+    def __post_init__(self) -> None:
+        for name in ("task", "recipe"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a name (str); got "
+                                f"{getattr(self, name)!r}")
+        check_positive_int(self.seed, "seed", minimum=0)
+        if not isinstance(self.rows, list):
+            raise TypeError("rows must be a list of dicts; got "
+                            f"{type(self.rows).__name__}")
+        if not isinstance(self.extra, dict):
+            raise TypeError(f"extra must be a dict; got {type(self.extra).__name__}")
+        model = self.generative_model
+        if model is not None and not isinstance(model, GaussianClasses):
+            raise TypeError("generative_model must be a GaussianClasses or None; got "
+                            f"{type(model).__name__}")
 
 
 def _trapezoid_weights(grid: np.ndarray) -> np.ndarray:
