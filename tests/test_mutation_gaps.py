@@ -2,7 +2,7 @@
 
 Each test pins a documented behaviour of the core modules that a small bug
 (a dropped argument, a wrong name in a message, a ``>`` for ``>=``) could
-break without any other test failing: NaN propagating through the layers,
+break without any other test failing: a NaN gradient passed back,
 float32 kept on rarer paths, the argument named in error messages, results
 at the edges of the domains.  Values are compared with closed forms, mpmath
 or plain-Python sums, never with the code under test.
@@ -23,18 +23,13 @@ F32 = np.float32
 # --- layers ---------------------------------------------------------------------
 
 
-def test_layers_let_nan_through_instead_of_refusing_it():
-    # The layers check shapes, not values: a NaN reaches the loss.
-    x = np.array([[np.nan, 1.0]])
-    W, b = np.eye(2), np.zeros(2)
-    out, cache = layers.linear_forward(x, W, b)
-    assert np.isnan(out[0, 0])  # (NaN * 0 is NaN: the whole row)
-    assert np.isnan(layers.linear_forward([[1.0, 0.0]], [[np.nan, 0], [0, 1]], b)[0][0, 0])
-    assert np.isnan(layers.linear_forward([[1.0, 0.0]], W, [np.nan, 0.0])[0][0, 0])
-    *_, db = layers.linear_backward([[np.nan, 0.0]], cache)
+def test_linear_backward_lets_a_nan_from_upstream_through():
+    # (as relu_backward does; whether the forward passes should refuse a NaN
+    # input is an open entry of the bad-input catalogue, so it is not pinned here)
+    _, cache = layers.linear_forward(np.ones((1, 2)), np.eye(2), np.zeros(2))
+    dx, dW, db = layers.linear_backward([[np.nan, 0.0]], cache)
     assert np.isnan(db[0]) and db[1] == 0.0
-    assert np.isnan(layers.relu_forward([np.nan, 1.0])[0][0])
-    assert np.isnan(layers.tanh_forward([np.nan, 1.0])[0][0])
+    assert np.isnan(dx[0, 0]) and np.isnan(dW[0, 0]) and dW[0, 1] == 0.0
 
 
 @pytest.mark.parametrize("call, match", [
