@@ -235,10 +235,11 @@ def test_mixed_precision_distributions_give_float64():
 def test_log_q_is_checked_along_the_given_axis():
     # Columns are distributions, rows are not: fine along axis 0.
     p = np.array([[0.5, 0.25], [0.5, 0.75]])
-    log_q = np.log(np.array([[0.5, 0.5], [0.5, 0.5]]))
-    got = information.kl_divergence(p, log_q=log_q, axis=0)
-    want = [0.0, 0.25 * math.log(0.5) + 0.75 * math.log(1.5)]
-    np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+    q = np.array([[0.25, 0.5], [0.75, 0.5]])
+    got = information.kl_divergence(p, log_q=np.log(q), axis=0)
+    want = [0.5 * math.log(0.5 / 0.25) + 0.5 * math.log(0.5 / 0.75),
+            0.25 * math.log(0.25 / 0.5) + 0.75 * math.log(0.75 / 0.5)]
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=0)
 
 
 def test_information_messages_name_p():
@@ -263,3 +264,22 @@ def test_gibbs_inequality_on_a_batch_gives_each_rows_entropy():
     np.testing.assert_allclose(res.entropy, [math.log(2), 0.0], rtol=1e-15, atol=0)
     assert repr(res).startswith("GibbsResult(cross_entropy=[")
     assert "entropy=[0.693147, 0.      ]" in repr(res)
+
+
+def test_expected_kl_messages_name_the_argument():
+    p, q, w = np.array([[0.5, 0.5]]), np.array([[0.25, 0.75]]), [1.0]
+    for args, kwargs, error, match in [
+        (("a", q, w), {}, TypeError, r"^p_cond must be an array of real numbers"),
+        ((np.ones(2), q, w), {}, ValueError, r"^p_cond must have shape \(n, M\), one "
+                                             r"conditional distribution per row"),
+        ((p,), {"weights": w}, TypeError, r"q_cond=NoneType, log_q=NoneType, "
+                                          r"weights=list$"),
+        ((p, "a", w), {}, TypeError, r"^q_cond must be an array of real numbers"),
+        ((p, None, w), {"log_q": "a"}, TypeError, r"^log_q must be an array of real"),
+        ((p, q, "a"), {}, TypeError, r"^weights must be an array of real numbers"),
+        (([[0.5, 0.6]], q, w), {}, ValueError, r"^p_cond must sum to 1"),
+        ((p, None, w), {"log_q": [[0.0, 0.0]]}, ValueError,
+         r"^log_q must be log-probabilities"),
+    ]:
+        with pytest.raises(error, match=match):
+            information.expected_kl(*args, **kwargs)
