@@ -579,7 +579,8 @@ X10, C10 = np.zeros((10, 1)), np.zeros(10, int)
 
 def _train(**kwargs):
     kwargs = {"steps": 3, "batch_size": 4, "lr": 0.1, **kwargs}
-    return lambda: sn.train(kwargs.pop("model", M), kwargs.pop("data", TASK), **kwargs)
+    model, data = kwargs.pop("model", M), kwargs.pop("data", TASK)  # once: re-runnable
+    return lambda: sn.train(model, data, **kwargs)
 
 
 bad("sn.train[steps 0]", _train(steps=0), ValueError, "steps")

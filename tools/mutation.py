@@ -51,7 +51,7 @@ CORE = {
 }
 #: Test files that check many modules at once (included when present).
 SHARED_TESTS = ["test_extremes.py", "test_parity_scipy.py", "test_parity_torch.py",
-                "test_bad_inputs.py"]
+                "test_bad_inputs.py", "test_mutation_gaps.py"]
 
 
 def _copy_tree(dest: Path) -> None:
