@@ -60,6 +60,7 @@ from ._loss_layout import (
     _nll,
     _smoothed_targets,
 )
+from ._shift import check_some_finite, row_max, top_and_rest
 from ._validation import (
     _where,
     as_float_array,
@@ -67,7 +68,7 @@ from ._validation import (
     check_same_shape,
     unwrap,
 )
-from .softmax import _check_some_finite, _row_max, _top_and_rest, log_sigmoid, sigmoid
+from .softmax import log_sigmoid, sigmoid
 
 __all__ = [
     "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits_grad",
@@ -181,7 +182,7 @@ def _cross_entropy(inp: _Inputs, *, want_grad: bool):
     rows = np.arange(x.shape[0])
     fast = inp.p is None and inp.eps == 0.0
     denominator = _mean_denominator(reduction, w_t, x.shape[0])
-    m = _row_max(x, 1, "logits", allow_posinf=False)
+    m = row_max(x, 1, "logits", allow_posinf=False)
     with np.errstate(over="ignore"):
         z = np.subtract(x, m)
     if fast:
@@ -193,8 +194,8 @@ def _cross_entropy(inp: _Inputs, *, want_grad: bool):
         with np.errstate(over="ignore"):
             a_dot_z = 2 * _mul0(a, x / 2 - m / 2).sum(axis=1)
     e = np.exp(z, out=z)
-    top, rest = _top_and_rest(e, np.argmax(x, axis=1, keepdims=True), 1)
-    _check_some_finite(top == 0, "logits", 1)
+    top, rest = top_and_rest(e, np.argmax(x, axis=1, keepdims=True), 1)
+    check_some_finite(top == 0, "logits", 1)
     total = (top + rest)[:, 0]
     log_total = np.log1p(rest[:, 0])  # not log(total): keeps log(1 + 1e-18)
     if fast:

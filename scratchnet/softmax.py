@@ -51,11 +51,11 @@ from typing import Any
 
 import numpy as np
 
+from ._shift import check_some_finite, row_max, top_and_rest
 from ._validation import (
     _where,
     as_class_indices,
     as_float_array,
-    check_no_nan,
     check_positive_int,
     normalize_axis,
     unwrap,
@@ -63,57 +63,6 @@ from ._validation import (
 
 __all__ = ["log_sigmoid", "log_softmax", "logit", "logsumexp", "one_hot", "sigmoid",
            "softmax"]
-
-
-def _row_max(x: np.ndarray, axis: int, name: str, *, allow_posinf: bool) -> np.ndarray:
-    """The largest entry of each slice along ``axis`` (keepdims), made a safe shift.
-
-    NaN propagates through ``max``, so the small array of maxima tells whether
-    ``x`` holds a NaN without a second pass over ``x``.  A slice whose maximum
-    is ``-inf`` (every entry ``-inf``) gets the shift 0 so that ``x - m`` stays
-    ``-inf`` instead of becoming NaN.
-    """
-    if x.shape[axis] == 0:
-        raise ValueError(
-            f"{name} must have at least one entry along axis {axis}; "
-            f"got shape {x.shape}"
-        )
-    m = np.max(x, axis=axis, keepdims=True)
-    if not np.isfinite(m).all():
-        if np.isnan(m).any():
-            check_no_nan(x, name)
-        if not allow_posinf and np.isposinf(m).any():
-            raise ValueError(
-                f"{name} must not contain +inf (an infinite score has no softmax); "
-                f"got +inf{_where(np.isposinf(x))}"
-            )
-        m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
-    return m
-
-
-def _top_and_rest(e: np.ndarray, i: np.ndarray, axis: int) -> tuple:
-    r"""The sum of ``e`` along ``axis`` in two parts: its top term and the rest.
-
-    ``e = exp(x - m)`` and ``i`` (keepdims) indexes the largest ``x`` of each
-    slice, so the top term ``e[i]`` is :math:`e^0 = 1` (0 for a slice of only
-    ``-inf``, ``inf`` where ``x`` holds ``+inf``) and the log of the sum is
-    ``log1p(rest)``, which keeps :math:`\log(1 + 10^{-18})`.  Returns
-    ``(top, rest)``, keepdims; ``e`` is left as it was.
-    """
-    top = np.take_along_axis(e, i, axis=axis)
-    np.put_along_axis(e, i, 0.0, axis=axis)  # the top term out of the sum ...
-    rest = e.sum(axis=axis, keepdims=True)
-    np.put_along_axis(e, i, top, axis=axis)  # ... and back
-    return top, rest
-
-
-def _check_some_finite(total_is_zero: np.ndarray, name: str, axis: int) -> None:
-    """Reject slices whose softmax normaliser is 0 (every logit -inf)."""
-    if total_is_zero.any():
-        raise ValueError(
-            f"{name} has a slice along axis {axis} where every entry is -inf "
-            "(every probability 0), so it cannot be normalised"
-        )
 
 
 def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
@@ -168,10 +117,10 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     if x.shape[axis] == 0:  # the log of an empty sum
         out = np.full((*x.shape[:axis], 1, *x.shape[axis + 1:]), -np.inf, x.dtype)
     else:
-        m = _row_max(x, axis, "x", allow_posinf=True)
+        m = row_max(x, axis, "x", allow_posinf=True)
         with np.errstate(over="ignore", divide="ignore"):
             e = np.exp(np.subtract(x, m))
-            top, rest = _top_and_rest(e, np.argmax(x, axis=axis, keepdims=True), axis)
+            top, rest = top_and_rest(e, np.argmax(x, axis=axis, keepdims=True), axis)
             # top is 1, except where m was not finite and the shift is 0:
             # then log(top) is -inf (a slice of -inf) or +inf (a +inf entry).
             out = np.log1p(rest) + np.log(top)
@@ -222,12 +171,12 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     axis = normalize_axis(axis, x.ndim)
     if x.shape[axis] == 0:
         return np.empty(x.shape, x.dtype)
-    m = _row_max(x, axis, "x", allow_posinf=False)
+    m = row_max(x, axis, "x", allow_posinf=False)
     with np.errstate(over="ignore"):
         shifted = np.subtract(x, m)  # the largest logit of each slice is now 0
     i = np.argmax(x, axis=axis, keepdims=True)  # the largest logit: e^0 = 1
-    top, rest = _top_and_rest(np.exp(shifted), i, axis)
-    _check_some_finite(top == 0, "x", axis)
+    top, rest = top_and_rest(np.exp(shifted), i, axis)
+    check_some_finite(top == 0, "x", axis)
     return shifted - np.log1p(rest)
 
 
@@ -269,12 +218,12 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
     axis = normalize_axis(axis, x.ndim)
     if x.shape[axis] == 0:
         return np.empty(x.shape, x.dtype)
-    m = _row_max(x, axis, "x", allow_posinf=False)
+    m = row_max(x, axis, "x", allow_posinf=False)
     with np.errstate(over="ignore"):
         e = np.subtract(x, m)
     np.exp(e, out=e)
     total = e.sum(axis=axis, keepdims=True)
-    _check_some_finite(total == 0, "x", axis)
+    check_some_finite(total == 0, "x", axis)
     e /= total
     return e
 

@@ -7,6 +7,7 @@ import numpy as np
 # ``__init__`` comes after its modules, since it re-exports them.
 CHAPTERS = [
     "_validation",
+    "_shift",
     "softmax",
     "_loss_common",
     "_loss_layout",

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from .._shift import check_some_finite, row_max, top_and_rest
 from .._validation import as_float_array, normalize_axis
-from ..softmax import _check_some_finite, _row_max, _top_and_rest
 
 __all__ = [
     "cross_entropy_and_grad_inplace",
@@ -273,8 +273,8 @@ def _log_softmax_rows(x: np.ndarray, m: np.ndarray, out: np.ndarray, *, axis: in
     with np.errstate(over="ignore"):
         np.subtract(x, m, out=out)
     e = np.exp(out, out=None if scratch is None else scratch[: out.shape[0]])
-    top, rest = _top_and_rest(e, np.argmax(x, axis=axis, keepdims=True), axis)
-    _check_some_finite(top == 0, "x", axis)
+    top, rest = top_and_rest(e, np.argmax(x, axis=axis, keepdims=True), axis)
+    check_some_finite(top == 0, "x", axis)
     out -= np.log1p(rest)
 
 
@@ -306,7 +306,7 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     axis = normalize_axis(axis, x.ndim)
     if x.shape[axis] == 0:
         return np.empty(x.shape, x.dtype)
-    m = _row_max(x, axis, "x", allow_posinf=False)
+    m = row_max(x, axis, "x", allow_posinf=False)
     out = np.empty(x.shape, dtype=x.dtype)
     if axis != x.ndim - 1:
         _log_softmax_rows(x, m, out, axis=axis)
