@@ -65,7 +65,7 @@ DEFAULT_TASKS = tuple(TASKS)
 DEFAULT_RECIPES = ("original", "covering")
 DEFAULT_SEEDS = 1
 _PRINTED_STEPS = (100, 1000, 10_000)
-_DEFAULT_RUN_TIME = "40-50 s"  # measured: 42 and 48 s wall, 2 cores, other work running
+_DEFAULT_RUN_TIME = "about 40 s"  # measured: 39 s wall, 2 cores, load average 1.1-1.9
 
 
 def _epilog() -> str:
@@ -311,7 +311,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 # --- python -m scratchnet sweep ------------------------------------------------------
 
-# measured: 71.5 and 76.0 s wall on a quiet 2-core machine, 165 s at load average 4-5
+# measured: 71.5 and 76.0 s wall on a quiet 2-core machine, 69.6 s at load average 2.5
 _DEFAULT_SWEEP_TIME = "70-80 s"
 
 
