@@ -6,6 +6,8 @@ Usage::
     python benchmarks/bench_seed_study.py --seeds 3 --steps 2000 --quick-torch
     python benchmarks/bench_seed_study.py --torch-results benchmarks/results/t.json
     python benchmarks/bench_seed_study.py --no-torch --torch-timing 5000
+    python benchmarks/bench_seed_study.py --seed 12 --against \
+        benchmarks/results/seed_study/summary.csv   # scratchnet vs itself
 
 ``--torch-timing STEPS`` times one run of the PyTorch transcription (one
 thread, sparse-tail, seed 0) for STEPS steps in the same invocation, just
@@ -25,11 +27,17 @@ max |q - P| on 100 points of [-4, 7]: median [min, max] of each, the ratio of
 the medians and the p-value of a two-sided Mann-Whitney rank test (SciPy,
 through the ``bench`` extra).  "Faithful" means: medians within a factor 1.5
 and p > 0.05 at every snapshot of every task.
+
+``--against CSV`` compares the study with another block of scratchnet's own
+seeds instead (e.g. ``--seed 12`` against seeds 0-11): two samples of one
+distribution, so every snapshot the criterion flags there is a false alarm,
+which calibrates the 36 comparisons with PyTorch.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import sys
@@ -52,24 +60,38 @@ from scratchnet.__main__ import build_parser, main  # noqa: E402
 TASKS = list(original_torch.TASKS)
 
 
-def scratchnet_study(seeds: int, steps: int, jobs: int) -> tuple[dict, float]:
+def _load() -> str:
+    """The 1-minute load average, or '?' where the platform has none."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except (AttributeError, OSError):
+        return "?"
+
+
+def read_summary(path: Path) -> dict:
+    """``{task: {seed: {step: max |q - P|}}}`` of the ``original`` rows of a
+    ``summary.csv`` written by ``python -m scratchnet``."""
+    errors: dict = {task: {} for task in TASKS}
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            if row["recipe"] == "original":
+                errors[row["task"]].setdefault(int(row["seed"]), {})[
+                    int(row["step"])] = float(row["max_abs_error"])
+    return errors
+
+
+def scratchnet_study(seeds: int, steps: int, jobs: int, first: int = 0
+                     ) -> tuple[dict, float]:
     """The study through the command line's own work split; (errors, seconds)."""
-    out = HERE / "results" / "seed_study"
-    args = ["--recipes", "original", "--seeds", str(seeds), "--steps", str(steps),
-            "--jobs", str(jobs), "--out", str(out), "--quiet"]
+    out = HERE / "results" / ("seed_study" if first == 0 else f"seed_study_{first}")
+    args = ["--recipes", "original", "--seeds", str(seeds), "--seed", str(first),
+            "--steps", str(steps), "--jobs", str(jobs), "--out", str(out), "--quiet"]
     build_parser().parse_args(args)  # fail early on bad options
     start = time.perf_counter()
     if main(args) != 0:
         raise SystemExit("the scratchnet study failed")
     seconds = time.perf_counter() - start
-    errors: dict = {task: {} for task in TASKS}
-    import csv
-
-    with open(out / "summary.csv") as f:
-        for row in csv.DictReader(f):
-            errors[row["task"]].setdefault(int(row["seed"]), {})[int(row["step"])] = \
-                float(row["max_abs_error"])
-    return errors, seconds
+    return read_summary(out / "summary.csv"), seconds
 
 
 def torch_study(args: argparse.Namespace) -> tuple[dict, float] | None:
@@ -110,10 +132,11 @@ def torch_run_seconds(steps: int) -> float:
     return time.perf_counter() - start
 
 
-def compare(ours: dict, theirs: dict, steps: int) -> bool:
+def compare(ours: dict, theirs: dict, steps: int,
+            reference: str = "PyTorch transcription") -> bool:
     from scipy.stats import mannwhitneyu
 
-    print("| task | step | PyTorch transcription median [min, max] | scratchnet "
+    print(f"| task | step | {reference} median [min, max] | scratchnet "
           "`original` median [min, max] | ratio of medians | rank-test p |")
     print("|---|--:|---|---|--:|--:|")
     faithful = True
@@ -144,19 +167,33 @@ def main_bench() -> None:
     parser.add_argument("--no-torch", action="store_true", help="scratchnet only")
     parser.add_argument("--torch-timing", type=int, default=0, metavar="STEPS",
                         help="time one PyTorch transcription run of STEPS steps")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="scratchnet's first seed (default 0: seeds 0..SEEDS-1)")
+    parser.add_argument("--against", type=Path, metavar="CSV",
+                        help="compare with this scratchnet summary.csv (another "
+                        "block of seeds) instead of PyTorch: how often the "
+                        "criterion flags two samples of one distribution")
     args = parser.parse_args()
     networks = len(TASKS) * args.seeds
     print(f"numpy {np.__version__}, scratchnet {sn.__version__}, {args.jobs} worker "
           f"processes; {networks} networks x {args.steps:,} steps = "
           f"{networks * args.steps / 1e6:.2f} million network-steps", flush=True)
-    ours, seconds = scratchnet_study(args.seeds, args.steps, args.jobs)
+    before = _load()
+    ours, seconds = scratchnet_study(args.seeds, args.steps, args.jobs, args.seed)
     print(f"scratchnet: {seconds:.1f} s "
-          f"({networks * args.steps / seconds:,.0f} network-steps/s)", flush=True)
+          f"({networks * args.steps / seconds:,.0f} network-steps/s; load average "
+          f"{before} before, {_load()} after)", flush=True)
     if args.torch_timing:
         one_run = torch_run_seconds(args.torch_timing) * args.steps / args.torch_timing
         print(f"one PyTorch transcription run of {args.steps:,} steps (one thread, "
               f"timed over {args.torch_timing:,} steps): {one_run:.1f} s; the study "
               f"took {seconds / one_run:.2f} such runs", flush=True)
+    if args.against:
+        print(f"\nreference: scratchnet's own seeds from {args.against}\n")
+        verdict = compare(ours, read_summary(args.against), args.steps,
+                          "scratchnet (reference seeds)")
+        print(f"\nthe criterion holds at every snapshot: {'yes' if verdict else 'no'}")
+        return
     theirs = None if args.no_torch else torch_study(args)
     if theirs is None:
         return

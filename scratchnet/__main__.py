@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from . import experiments
 from .experiments.cli import (
@@ -147,38 +148,50 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _units(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int
            ) -> list[tuple[str, list[tuple[str, int]]]]:
-    """The work: per recipe, its (task, seed) members split into about ``jobs``
-    ensembles, the longest first."""
+    """The work: per recipe, its (task, seed) members split into ensembles by
+    :func:`scratchnet.experiments.plan_ensembles`, the longest first.  The
+    default run on 2 cores: ``original`` as 2 + 1 networks, ``covering`` as
+    one ensemble of 3 beside the single ``original`` network."""
     seeds = range(args.seed, args.seed + args.seeds)
-    units = []
-    for recipe in dict.fromkeys(r for _, r in pairs):
-        members = [(task, seed) for task, r in pairs if r == recipe for seed in seeds]
-        parts = min(jobs, len(members))
-        units += [(recipe, members[i::parts]) for i in range(parts)]
+    groups = {recipe: [(task, seed) for task, r in pairs if r == recipe
+                       for seed in seeds]
+              for recipe in dict.fromkeys(r for _, r in pairs)}
+    return experiments.plan_ensembles(groups, jobs, steps=args.steps)
 
-    def cost(unit: tuple[str, list]) -> int:
-        recipe = experiments.get_recipe(unit[0])
-        return (args.steps or recipe.steps) * len(unit[1])
 
-    return sorted(units, key=cost, reverse=True)
+def _import_matplotlib() -> None:
+    """Import what the figures need (about 0.8 s), in the background while the
+    workers train: the main process draws the convergence figure."""
+    import matplotlib.figure  # noqa: F401
+
+    from . import plotting  # noqa: F401
 
 
 def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
-             say) -> list[experiments.ExperimentResult]:
-    """Train every member on the ensemble engine, then draw each (task, recipe)'s
-    figure; report as they end and return every seed's result, pair by pair."""
+             say, trained_all: Callable[[list], Any]
+             ) -> list[experiments.ExperimentResult]:
+    """Train every member on the ensemble engine and draw each (task, recipe)'s
+    figure as soon as all its seeds are trained (while other ensembles still
+    train); once all are trained, call ``trained_all(results)`` in this process
+    while the workers draw; report as they end and return every seed's result,
+    pair by pair."""
     units, done, finished = _units(pairs, args, jobs), {}, []
     start = time.perf_counter()
+    expected = {pair: args.seeds for pair in pairs}
 
-    def trained(unit: tuple[str, list], results: list) -> None:
+    def trained(unit: tuple[str, list], results: list) -> list[tuple[str, str]]:
+        """Record a unit's results; return the pairs it completed."""
         for result in results:
             done.setdefault((result.task, result.recipe), []).append(result)
         finished.append(unit)
         steps = results[0].rows[-1]["step"]
-        say(f"[{len(finished)}/{len(units)}] {unit[0]}: {len(results)} networks "
-            f"({', '.join(sorted({t for t, _ in unit[1]}))}) x {steps:,} steps in "
-            f"{results[0].extra['elapsed']:.1f} s; {time.perf_counter() - start:.1f} s "
-            "elapsed")
+        tasks = ", ".join(sorted({t for t, _ in unit[1]}))
+        say(f"[{len(finished)}/{len(units)}] {unit[0]}: {len(results)} network"
+            f"{'s' if len(results) > 1 else ''} ({tasks}) x {steps:,} steps in "
+            f"{results[0].extra['elapsed']:.1f} s; "
+            f"{time.perf_counter() - start:.1f} s elapsed")
+        return [pair for pair in dict.fromkeys((t, unit[0]) for t, _ in unit[1])
+                if len(done[pair]) == expected[pair]]
 
     def drawn(pair: tuple[str, str], seconds: float) -> None:
         last = experiments.summarize(done[pair], over_seeds=True)[-1]
@@ -189,25 +202,39 @@ def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
     def path(pair: tuple[str, str]) -> Path:
         return args.out / f"posterior_{pair[0]}_{pair[1]}.{args.format}"
 
+    def results() -> list[experiments.ExperimentResult]:
+        return [result for pair in pairs for result in _by_seed(done[pair])]
+
     if jobs == 1:
         for unit in units:
-            trained(unit, experiments.run_group(unit[1], unit[0], steps=args.steps))
-        for pair in pairs:
-            drawn(pair, experiments.save_posterior_figure(_by_seed(done[pair]),
-                                                          path(pair)))
+            for pair in trained(unit, experiments.run_group(unit[1], unit[0],
+                                                            steps=args.steps)):
+                drawn(pair, experiments.save_posterior_figure(_by_seed(done[pair]),
+                                                              path(pair)))
+        trained_all(results())
     else:
         with experiments.single_threaded_blas(), ProcessPoolExecutor(
                 jobs, mp_context=get_context("spawn")) as pool:
             futures = {pool.submit(experiments.run_group, unit[1], unit[0],
-                                   steps=args.steps): unit for unit in units}
-            for future in as_completed(futures):
-                trained(futures[future], future.result())
-            drawings = {pool.submit(experiments.save_posterior_figure,
-                                    _by_seed(done[pair]), path(pair)): pair
-                        for pair in pairs}
-            for future in as_completed(drawings):
-                drawn(drawings[future], future.result())
-    return [result for pair in pairs for result in _by_seed(done[pair])]
+                                   steps=args.steps): ("train", unit) for unit in units}
+            importing = threading.Thread(target=_import_matplotlib, daemon=True)
+            importing.start()
+            while futures:
+                if len(finished) == len(units) and importing is not None:
+                    importing.join()
+                    importing = None
+                    trained_all(results())  # while the workers draw
+                finished_now, _ = wait(futures, return_when=FIRST_COMPLETED)
+                for future in finished_now:
+                    kind, what = futures.pop(future)
+                    if kind == "draw":
+                        drawn(what, future.result())
+                        continue
+                    for pair in trained(what, future.result()):
+                        futures[pool.submit(experiments.save_posterior_figure,
+                                            _by_seed(done[pair]), path(pair))] = (
+                            "draw", pair)
+    return results()
 
 
 def _by_seed(results: list[experiments.ExperimentResult]
@@ -287,9 +314,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         f"{seeds}, {jobs} worker process{'es' if jobs > 1 else ''}")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
-        results = _run_all(pairs, args, jobs, say)
-        experiments.convergence_figure(results).savefig(
-            args.out / f"convergence.{args.format}", dpi=120)
+        def convergence(results: list) -> None:
+            experiments.convergence_figure(results).savefig(
+                args.out / f"convergence.{args.format}", dpi=120)
+
+        results = _run_all(pairs, args, jobs, say, convergence)
         experiments.write_table(experiments.summarize(results),
                                 args.out / "summary.csv", args.out / "summary.md")
         if args.seeds > 1:  # the Markdown table: median [min, max] over seeds

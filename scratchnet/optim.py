@@ -183,7 +183,8 @@ class Optimizer:
         """
         raise NotImplementedError(f"{type(self).__name__} must define update")
 
-    def step(self, grads: Mapping[str, np.ndarray]) -> None:
+    def step(self, grads: Mapping[str, np.ndarray], *, check_finite: bool = True
+             ) -> None:
         """One update of every parameter from its gradient.
 
         Parameters
@@ -191,6 +192,10 @@ class Optimizer:
         grads : dict of str to ndarray
             At least the keys of ``params``, each of its parameter's shape
             (e.g. from ``model.loss_and_grads``).
+        check_finite : bool, default True
+            Raise FloatingPointError, before any array changes, if a gradient
+            is not finite.  A training loop that has just checked them (the
+            engine's, :func:`scratchnet.fast.train_ensemble`) passes False.
 
         Returns
         -------
@@ -206,15 +211,15 @@ class Optimizer:
         """
         if self._flat_state is not None and getattr(grads, "layout", None) is getattr(
                 self.params, "layout", False):
-            if not np.isfinite(grads.flat).all():  # one check of the whole vector
+            if check_finite and not np.isfinite(grads.flat).all():  # the whole vector
                 for name in self.params:
                     _check_finite(grads[name], name)
             self.steps += 1  # the same rule, once on the engine's whole vectors
             self.update(self.params.flat, grads.flat, self._flat_state)
             return
         pairs = [(name, self._grad(grads, name)) for name in self.params]
-        for name, grad in pairs:  # all checked before any array changes
-            _check_finite(grad, name)
+        for name, grad in pairs if check_finite else ():  # all checked before
+            _check_finite(grad, name)                      # any array changes
         self.steps += 1
         for name, grad in pairs:
             self.update(self.params[name], grad, self.state[name])

@@ -138,3 +138,28 @@ def test_module_entry_point():
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "unknown task 'bogus'" in done.stderr
+
+
+def test_the_work_is_split_by_the_cost_model():
+    """The default run on 2 cores: original as 2 + 1 networks, covering as one
+    ensemble of 3 beside the single network; every member exactly once."""
+    from scratchnet.__main__ import DEFAULT_RECIPES, DEFAULT_TASKS, _units, build_parser
+
+    pairs = [(t, r) for t in DEFAULT_TASKS for r in DEFAULT_RECIPES]
+    for argv, jobs, want in (([], 2, [("original", 2), ("original", 1), ("covering", 3)]),
+                             ([], 1, [("original", 3), ("covering", 3)]),
+                             (["--seeds", "12"], 2, [("original", 18), ("original", 18),
+                                                    ("covering", 18), ("covering", 18)])):
+        args = build_parser().parse_args(argv)
+        units = _units(pairs, args, jobs)
+        assert [(recipe, len(members)) for recipe, members in units] == want
+        members = sorted((r, t, s) for r, unit in units for t, s in unit)
+        assert members == sorted((r, t, s) for t, r in pairs for s in range(args.seeds))
+
+
+def test_training_workers_start_without_matplotlib():
+    """The command line's workers import scratchnet.experiments to train: matplotlib
+    (about 0.8 s) is imported only where a figure is drawn."""
+    code = ("import sys, scratchnet.experiments, scratchnet.__main__; "
+            "assert 'matplotlib' not in sys.modules, 'matplotlib imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)

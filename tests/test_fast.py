@@ -360,3 +360,84 @@ def test_the_engine_keeps_the_dominant_term_to_relative_precision():
     top = fast.log_softmax([0.0, -20.0, -20.0])[0]
     assert top == pytest.approx(-math.log1p(2 * math.exp(-20)), rel=1e-15, abs=0)
     assert fast.log_softmax(np.zeros((3, 0))).shape == (3, 0)
+
+
+# --- the training step's shortcuts (issue 12: the default run and the seed study) ---
+
+
+def test_relu_kernels_with_a_kept_mask_match_the_layer_pair():
+    """relu_mask_into keeps 1[z > 0] in z's dtype; the backward pass multiplies by it."""
+    rng = np.random.default_rng(3)
+    for dtype in (np.float64, np.float32):
+        z = rng.standard_normal((4, 6)).astype(dtype)
+        z[0, :2] = 0.0  # the kink itself: inactive, as in the chapter
+        da = rng.standard_normal((4, 6)).astype(dtype)
+        out, cache = layers.relu_forward(z)
+        mask, flags = np.empty_like(z), np.empty(z.shape, bool)
+        a = kernels.relu_mask_into(z.copy(), mask, flags)
+        np.testing.assert_array_equal(a, out)
+        np.testing.assert_array_equal(mask, (z > 0).astype(dtype))
+        assert a.dtype == mask.dtype == dtype
+        got = kernels.relu_backward_mask_into(da, mask, np.empty_like(da))
+        np.testing.assert_array_equal(got, layers.relu_backward(da, cache))
+    nan = kernels.relu_mask_into(np.array([np.nan, -1.0]), np.empty(2), np.empty(2, bool))
+    assert np.isnan(nan[0]) and nan[1] == 0.0  # a NaN is not hidden
+
+
+def test_stacked_batches_are_checked_once_and_know_what_they_fit():
+    data = [(np.zeros((6, 1), np.float32), np.array([0, 1, 1, 0, 1, 0]))] * 2
+    rngs = [np.random.default_rng(s) for s in (0, 1)]
+    batches = sn.fast.stacked_epochs(data, 4, rngs)
+    assert isinstance(batches, sn.fast.StackedBatches) and iter(batches) is batches
+    assert batches.classes == (0, 1) and batches.dtype == np.float32
+    x, c = next(batches)
+    assert x.shape == (2, 4, 1) and c.dtype == np.int8   # one byte per label
+    assert batches.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0, 1], dtype=np.float32))
+    assert not batches.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0, 1]))          # float64
+    assert not batches.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0, 1, 2], dtype=np.float32))
+    three = [(np.zeros((3, 1)), np.array([0, 2, 1]))]
+    assert not sn.fast.stacked_epochs(three, 2, rngs[:1]).fits(
+        sn.fast.Ensemble([1, 3, 2], rngs=[0]))                                   # class 2
+    wide = [(np.zeros((3, 1)), np.array([0, 300, 1]))]
+    assert next(sn.fast.stacked_epochs(wide, 3, rngs[:1]))[1].dtype == np.int16
+    with pytest.raises(ValueError, match="the labels must be class indices"):
+        sn.fast.stacked_epochs([(np.zeros((3, 1)), np.zeros(3))], 2, rngs[:1])
+    stream = sn.fast.stacked_stream([sn.tasks.separated()] * 2, 4, rngs)
+    assert stream.classes == (0, 1) and stream.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0, 1]))
+
+
+def test_batches_that_do_not_fit_are_checked_at_every_step():
+    """A StackedBatches of float64 inputs for a float32 ensemble, and a plain
+    iterator with a class out of range: the per-step check converts and rejects."""
+    ens = sn.fast.Ensemble([1, 4, 2], rngs=[0, 1], dtype=np.float32)
+    data = [(np.linspace(-1, 1, 8)[:, None], np.arange(8) % 2)] * 2
+    rngs = [np.random.default_rng(s) for s in (0, 1)]
+    losses = sn.fast.train_ensemble(ens, sn.fast.stacked_epochs(data, 4, rngs), steps=3,
+                                    optimizer=sn.fast.Adam(ens.params))
+    assert losses.shape == (3, 2) and ens.params.flat.dtype == np.float32
+    bad = iter([(np.zeros((2, 4, 1)), np.full((2, 4), 2))])
+    with pytest.raises(ValueError, match=r"targets must be class indices in \[0, 2\)"):
+        sn.fast.train_ensemble(ens, bad, steps=1, optimizer=sn.fast.Adam(ens.params))
+
+
+def test_a_non_finite_loss_is_reported_with_its_step():
+    """Squared error that overflows float32 while its gradient stays finite: the
+    parameters are not spoilt, and the bulk check names the first bad step."""
+    ens = sn.fast.Ensemble([1, 2], rngs=[0], dtype=np.float32)
+    ens.params["W1"] = np.full((1, 1, 2), 1e20, np.float32)
+    ens.params["b1"] = np.zeros((1, 2), np.float32)
+    x = np.ones((1, 4, 1), np.float32)
+    batches = iter([(x * 1e-30, np.zeros((1, 4), int))] * 5 + [(x, np.zeros((1, 4), int))] * 5)
+    with pytest.raises(FloatingPointError, match=r"loss became non-finite at step 6:"):
+        sn.fast.train_ensemble(ens, batches, steps=10, optimizer=sn.SGD(ens.params, lr=0.0),
+                               loss="mse")
+
+
+def test_the_optimizer_skips_its_check_only_when_asked():
+    params = {"w": np.array([1.0])}
+    opt = sn.SGD(params, lr=0.5)
+    with pytest.raises(FloatingPointError):
+        opt.step({"w": np.array([np.nan])})
+    assert params["w"][0] == 1.0 and opt.steps == 0
+    opt.step({"w": np.array([np.nan])}, check_finite=False)  # the caller checked
+    assert np.isnan(params["w"][0]) and opt.steps == 1

@@ -16,8 +16,9 @@ small.  This package runs that experiment on the tasks of
 every snapshot of the network against it.  Its modules, in reading order:
 
 ===============  ==============================================================
-``pool``         local worker processes: :func:`cpu_count` and
-                 :func:`single_threaded_blas`
+``pool``         local worker processes: :func:`cpu_count`,
+                 :func:`single_threaded_blas`, and the split of the
+                 networks into ensembles (:func:`plan_ensembles`)
 ``recipes``      how to train: :class:`Recipe`, and :data:`RECIPES`
                  (``original``, ``textbook``, ``covering``)
 ``runs``         :func:`run`: train by a recipe, measure each snapshot (the
@@ -72,7 +73,16 @@ from .grids import (
     tail_crossing,
 )
 from .phase import loss_figure, phase_diagram, save_sweep_figures, tail_mass_figure
-from .pool import BLAS_THREAD_VARIABLES, cpu_count, single_threaded_blas
+from .pool import (
+    BLAS_THREAD_VARIABLES,
+    MAC_SECONDS,
+    STEP_SECONDS,
+    cpu_count,
+    ensemble_seconds,
+    makespan,
+    plan_ensembles,
+    single_threaded_blas,
+)
 from .recipes import (
     COVERING,
     LOSSES,
@@ -118,6 +128,7 @@ __all__ = [
     "EVAL_X",
     "LOSSES",
     "LOSS_WINDOW",
+    "MAC_SECONDS",
     "METRICS",
     "MSE_FLOOR",
     "ORIGINAL",
@@ -126,6 +137,7 @@ __all__ = [
     "ORIGINAL_SECONDS_PER_SETTING",
     "ORIGINAL_STUDY",
     "RECIPES",
+    "STEP_SECONDS",
     "STUDY_TASKS",
     "SUMMARY_COLUMNS",
     "SWEEP_COLUMNS",
@@ -138,12 +150,15 @@ __all__ = [
     "Unit",
     "convergence_figure",
     "cpu_count",
+    "ensemble_seconds",
     "family_task",
     "format_table",
     "get_recipe",
     "loss_figure",
+    "makespan",
     "parse_axis",
     "phase_diagram",
+    "plan_ensembles",
     "posterior_figure",
     "readout",
     "run",

@@ -25,18 +25,17 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
-from matplotlib.colors import LogNorm
-from matplotlib.figure import Figure
-from matplotlib.ticker import NullLocator
 
 from .._validation import check_positive_int
-from ..plotting import CLASS_COLORS
 from .grids import STUDY_TASKS, family_task, tail_crossing
 from .runs import EVAL_X
 from .sweeps import Sweep
+
+if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn: the training
+    from matplotlib.figure import Figure  # workers of the command line start without it
 
 __all__ = ["loss_figure", "phase_diagram", "save_sweep_figures", "tail_mass_figure"]
 
@@ -163,6 +162,9 @@ def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
     values = [_sorted_matrix(result, result.matrix(metric, step=step, **fixed))
               for step in steps]
     finite = np.concatenate([v[np.isfinite(v) & (v > 0)] for v in values])
+    from matplotlib.colors import LogNorm
+    from matplotlib.figure import Figure
+
     norm = LogNorm(vmin=finite.min() if finite.size else 1e-3,
                    vmax=max(finite.max() if finite.size else 1.0,
                             1.0001 * (finite.min() if finite.size else 1e-3)))
@@ -228,6 +230,10 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
     grid = _check_sweep(result).grid
     steps = grid.steps if steps is None else tuple(np.atleast_1d(steps).tolist())
     chosen = result._slice(steps[0], recipe, loss, width, prior1)
+    from matplotlib.figure import Figure
+
+    from ..plotting import CLASS_COLORS
+
     fig = Figure(figsize=(11, 4.4), layout="constrained")
     axes = fig.subplots(1, 2)
     for k, step in enumerate(steps):
@@ -295,6 +301,11 @@ def loss_figure(result: Sweep, *, recipe: Optional[str] = None,
     """
     grid = _check_sweep(result).grid
     chosen = result._slice(None, recipe, None, width, prior1)
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import NullLocator
+
+    from ..plotting import CLASS_COLORS
+
     fig = Figure(figsize=(13, 4.2), layout="constrained")
     axes = fig.subplots(1, 3)
     summary = result.summary()

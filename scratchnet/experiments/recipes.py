@@ -184,7 +184,8 @@ TEXTBOOK = Recipe(
 COVERING = Recipe(
     "covering", (1, 64, 64, 2), "adam", 3e-3, 64, "covering", 10_000,
     _SNAPSHOTS[:10], schedule="cosine", lr_final=1e-5, input_range=(-6.0, 9.0),
-    mix=0.5, description="inputs cover [-6, 9]; Adam with a cosine-annealed rate")
+    mix=0.5, dtype="float32",
+    description="inputs cover [-6, 9]; Adam with a cosine-annealed rate")
 #: The recipes by name.
 RECIPES = {recipe.name: recipe for recipe in (ORIGINAL, TEXTBOOK, COVERING)}
 

@@ -19,14 +19,15 @@ import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
-from matplotlib.figure import Figure
 
-from ..plotting import plot_convergence, plot_posterior_fit
 from .recipes import ORIGINAL_STUDY
 from .runs import COLUMNS, ExperimentResult, run
+
+if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn: the training
+    from matplotlib.figure import Figure  # workers of the command line start without it
 
 __all__ = [
     "LOSS_GAP_NOTE",
@@ -100,8 +101,12 @@ def _path(path: Any, name: str, *, figure: bool = False) -> Path:
     path = Path(path)
     if not str(path).strip() or path.is_dir():
         raise ValueError(f"{name} must be a file path; got {str(path)!r}, a directory")
+    if not figure:
+        return path
+    from matplotlib.figure import Figure
+
     formats = Figure().canvas.get_supported_filetypes()
-    if figure and path.suffix.lstrip(".").lower() not in formats:
+    if path.suffix.lstrip(".").lower() not in formats:
         raise ValueError(f"{name} must end in an image format ({', '.join(formats)}); "
                          f"got {path.name!r}")
     return path
@@ -303,6 +308,10 @@ def posterior_figure(result: Union[ExperimentResult, Sequence[ExperimentResult]]
     probs = np.stack([r.history.snapshot_probs[keep] for r in results])  # (S, k, n, M)
     band = None if len(results) == 1 else np.stack(
         [probs.min(axis=0), probs.max(axis=0)], axis=1)
+    from matplotlib.figure import Figure
+
+    from ..plotting import plot_posterior_fit
+
     fig = Figure(figsize=(7.5, 4.6))
     fig.subplots_adjust(left=0.09, right=0.98, bottom=0.11, top=0.93)
     ax = plot_posterior_fit(task, first.eval_x, np.median(probs, axis=0), band=band,
@@ -343,6 +352,10 @@ def convergence_figure(results: Iterable[ExperimentResult]) -> Figure:
     ['log', 'log']
     """
     rows = summarize(_results(results, "results"), over_seeds=True)
+    from matplotlib.figure import Figure
+
+    from ..plotting import plot_convergence
+
     fig = Figure(figsize=(12, 5.0))
     fig.subplots_adjust(left=0.07, right=0.99, bottom=0.15, top=0.91, wspace=0.22)
     ax_kl, ax_max = fig.subplots(1, 2)

@@ -29,6 +29,11 @@ engine                  replaces                         pinned by (test_fast.py
                         (mse, hinge, any loss object)
 ``fast.stacked_``       ``task.sample`` per member and   ``test_stacked_stream_*``
 ``stream``              step (``stack_batches``)
+``fast.stacked_``       ``train.epochs`` per member      ``test_stacked_epochs_*``
+``epochs``              (one gather per epoch)
+``kernels.relu_mask_``  ``layers.relu_forward`` /        ``test_relu_kernels_*``
+``into`` and its        ``relu_backward`` (the mask
+backward                kept in the inputs' dtype)
 ======================  ===============================  ==========================
 
 The experiments, the command line and ``benchmarks/bench_training.py`` run
@@ -51,8 +56,9 @@ from .ensemble import Ensemble, StackedParams
 from .kernels import log_softmax
 from .mlp import MLP, FlatParams
 from .optim import Adam
-from .streams import stack_batches, stacked_epochs, stacked_stream
+from .streams import StackedBatches, stack_batches, stacked_epochs, stacked_stream
 from .training import train_ensemble
 
-__all__ = ["MLP", "Adam", "Ensemble", "FlatParams", "StackedParams", "log_softmax",
-           "stack_batches", "stacked_epochs", "stacked_stream", "train_ensemble"]
+__all__ = ["MLP", "Adam", "Ensemble", "FlatParams", "StackedBatches", "StackedParams",
+           "log_softmax", "stack_batches", "stacked_epochs", "stacked_stream",
+           "train_ensemble"]

@@ -39,14 +39,17 @@ import numpy as np
 
 from .._validation import as_float_array
 from ..mlp import init_params
-from .kernels import relu_backward_into, relu_into, tanh_backward_into, tanh_into
+from .kernels import (
+    relu_backward_mask_into,
+    relu_mask_into,
+    tanh_backward_into,
+    tanh_into,
+)
 from .mlp import MLP, FlatParams, Layout
 from .objectives import _resolve, member_losses_inplace
 
 __all__ = ["Ensemble", "StackedParams"]
 
-_KERNELS = {"relu": (relu_into, relu_backward_into),
-            "tanh": (tanh_into, tanh_backward_into)}
 
 
 class StackedParams(FlatParams):
@@ -123,19 +126,24 @@ class _Work:
     small array operation)."""
 
     def __init__(self, members: int, n: int, sizes: Sequence[int], dtype: Any, *,
-                 in_place: bool = False, training: bool = True,
-                 shared: bool = False) -> None:
+                 relu: bool = True, training: bool = True, shared: bool = False
+                 ) -> None:
         self.x = _with_ones((n, sizes[0]) if shared else (members, n, sizes[0]), dtype)
         self.hidden = [_with_ones((members, n, h), dtype) for h in sizes[1:-1]]
         self.logits = np.empty((members, n, sizes[-1]), dtype)
         # without the ones column: where x and the products are written
         self.x_in = self.x[..., :-1]
         self.z = [a[..., :-1] for a in self.hidden]
+        # relu: 1[z > 0] of the forward pass, kept for the backward pass (the
+        # ones column's entries are 1: relu(1) = 1 keeps it)
+        self.masks = [np.empty(a.shape, dtype) for a in self.hidden] if relu else []
+        self.flags = [np.empty(a.shape, bool) for a in self.hidden] if relu else []
         if not training:  # a forward pass only (predictions)
             return
+        # dL/da with a last column that stays 0 (a matrix product writes the rest)
         self.dhidden = [np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
-        # dL/dz: in place of dL/da for relu (da * 1[a > 0]), apart for tanh
-        self.dpre = self.dhidden if in_place else [
+        # dL/dz: in place of dL/da for relu (da * mask), apart for tanh
+        self.dpre = self.dhidden if relu else [
             np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
         self.inputs_T = [a.transpose(0, 2, 1) for a in (self.x, *self.hidden)]
         self.da = [d[..., :-1] for d in self.dhidden]
@@ -148,8 +156,11 @@ class _Work:
         self.n = np.asarray(n, dtype)  # 0-d arrays: faster operands than floats
         self.one_over_n = np.asarray(1.0 / n, dtype)
         self.zero = np.zeros((), dtype)
+        self.one, self.minus_two = np.ones((), dtype), np.asarray(-2, dtype)
+        self.n_losses = np.asarray(n, np.float64)  # the losses' dtype
         self.sign, self.u, self.softplus = (np.empty((members, n), dtype)
                                             for _ in range(3))  # two classes
+        self.f0, self.f1 = self.logits[..., 0], self.logits[..., 1 % m]
         self.grads: Any = None  # the last gradient vector and its block views
         self.grad_blocks: List[np.ndarray] = []
 
@@ -210,7 +221,6 @@ class Ensemble:
         self.params = StackedParams(np.concatenate(members), self.layout)
         self._blocks = _bias_blocks(self.params.flat, self.sizes)
         self._W_T = [block[:, :-1, :].transpose(0, 2, 1) for block in self._blocks]
-        self._phi, self._phi_backward = _KERNELS[activation]
         self._relu = activation == "relu"  # relu(1) = 1 keeps the ones; in place
         self._work: dict = {}  # one _Work, for the last batch size trained on
         self._kept: Any = None  # the _Work of the last forward pass kept for backward
@@ -231,23 +241,23 @@ class Ensemble:
                              f"shape {x.shape}")
         return x
 
-    def _activate(self, a: np.ndarray, z: np.ndarray) -> None:
-        """phi in place on ``z``, the view of ``a`` without its ones column."""
-        self._phi(a if self._relu else z)  # contiguous is faster
-
     def _forward(self, x: np.ndarray, work: Any) -> np.ndarray:
         """Logits (S, N, M) of checked x, (N, d) or (S, N, d): into ``work``
         (kept for backward), or into new arrays when ``work`` is None."""
         if work is None:
             work = _Work(self.members, x.shape[-2], self.sizes, self.dtype,
-                         training=False, shared=x.ndim == 2)
+                         relu=self._relu, training=False, shared=x.ndim == 2)
         else:
             self._kept = work
         work.x_in[...] = x
         a = work.x
-        for block, hidden, z in zip(self._blocks, work.hidden, work.z):
+        for layer, (block, hidden, z) in enumerate(zip(self._blocks, work.hidden,
+                                                       work.z)):
             np.matmul(a, block, out=z)  # [a, 1] [W; b] = a W + b
-            self._activate(hidden, z)
+            if self._relu:  # on the whole buffer, ones and all: contiguous is faster
+                relu_mask_into(hidden, work.masks[layer], work.flags[layer])
+            else:
+                tanh_into(z)
             a = hidden
         return np.matmul(a, self._blocks[-1], out=work.logits)
 
@@ -260,15 +270,18 @@ class Ensemble:
             np.matmul(work.inputs_T[layer], dz, out=grad_blocks[layer])  # [a, 1]^T dz
             if layer:
                 np.matmul(dz, self._W_T[layer], out=work.da[layer - 1])  # dz W^T
-                self._phi_backward(work.dhidden[layer - 1], work.hidden[layer - 1],
-                                   work.dpre[layer - 1])  # the ones column: 0 phi'
+                if self._relu:  # the ones column of dhidden: 0 * 1
+                    relu_backward_mask_into(work.dhidden[layer - 1],
+                                            work.masks[layer - 1], work.dpre[layer - 1])
+                else:
+                    tanh_backward_into(work.dhidden[layer - 1], work.hidden[layer - 1],
+                                       work.dpre[layer - 1])
                 dz = work.dz[layer - 1]
 
     def _buffers(self, n: int) -> _Work:
         work = self._work.get(n)
         if work is None:
-            work = _Work(self.members, n, self.sizes, self.dtype,
-                         in_place=self._relu)
+            work = _Work(self.members, n, self.sizes, self.dtype, relu=self._relu)
             self._work = {n: work}
         return work
 
@@ -289,18 +302,18 @@ class Ensemble:
         return x, t
 
     def _loss_and_grads_into(self, x: np.ndarray, t: np.ndarray, loss: Any,
-                             grads: np.ndarray) -> np.ndarray:
-        """Each member's loss; the gradients into ``grads`` (a checked batch)."""
+                             grads: np.ndarray, losses: np.ndarray) -> None:
+        """Each member's loss into ``losses`` (S,); the gradients into ``grads``
+        (a checked batch)."""
         work = self._buffers(x.shape[1])
         logits = self._forward(x, work)
         if loss is not None:  # mse, hinge, any loss object: every member at once
-            losses = member_losses_inplace(logits, t, loss)
+            losses[...] = member_losses_inplace(logits, t, loss)
         elif logits.shape[-1] == 2:
-            losses = _two_class_cross_entropy_and_grad_inplace(logits, t, work)
+            _two_class_cross_entropy_and_grad_inplace(logits, t, work, losses)
         else:
-            losses = _cross_entropy_and_grad_inplace(logits, t, work)
+            losses[...] = _cross_entropy_and_grad_inplace(logits, t, work)
         self._backward_into(logits, grads)  # the logits are now dL/dlogits
-        return losses
 
     def loss_and_grads(self, x: Any, targets: Any, *, loss: Any = None
                        ) -> Tuple[np.ndarray, StackedParams]:
@@ -333,7 +346,9 @@ class Ensemble:
         """
         x, t = self._check_batch(x, targets)
         grads = StackedParams(np.empty_like(self.params.flat), self.layout)
-        return self._loss_and_grads_into(x, t, _resolve(loss), grads.flat), grads
+        losses = np.empty(self.members)
+        self._loss_and_grads_into(x, t, _resolve(loss), grads.flat, losses)
+        return losses, grads
 
     def forward(self, x: Any) -> np.ndarray:
         r"""The outputs (logits) of every member, on shared or per-member inputs.
@@ -458,28 +473,28 @@ def _cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
 
 
 def _two_class_cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
-                                              work: _Work) -> np.ndarray:
-    r"""The same for two classes, in fewer array operations.
+                                              work: _Work, losses: np.ndarray) -> None:
+    r"""The same for two classes, in fewer array operations; the S mean
+    losses into ``losses``.
 
-    With :math:`u = f_{ar c} - f_c` (the other class's logit minus the
+    With :math:`u = f_{\bar c} - f_c` (the other class's logit minus the
     target's), the loss of a sample is :math:`\log(1 + e^u)`
     (``np.logaddexp(0, u)``) and its derivative in :math:`u` is
     :math:`\sigma(u) = e^{u - \log(1 + e^u)}`; :math:`u = s (f_1 - f_0)`
     with :math:`s = 1 - 2c`, so :math:`\partial L / \partial f_1 =
     s\,\sigma(u) / B = -\partial L / \partial f_0`."""
-    n = logits.shape[1]
-    f0, f1 = logits[..., 0], logits[..., 1]
     sign, u, softplus = work.sign, work.u, work.softplus
-    np.multiply(targets, -2, out=sign, casting="unsafe")
-    sign += 1  # s = 1 - 2c
-    np.subtract(f1, f0, out=u)
+    # (0-d arrays, not Python numbers, as operands: a microsecond less each)
+    np.copyto(sign, targets, casting="unsafe")
+    np.multiply(sign, work.minus_two, out=sign)
+    np.add(sign, work.one, out=sign)  # s = 1 - 2c
+    np.subtract(work.f1, work.f0, out=u)
     u *= sign  # u = f_other - f_target
     np.logaddexp(work.zero, u, out=softplus)
-    losses = softplus.sum(axis=1) / n
+    np.add.reduce(softplus, axis=1, out=losses)
+    np.divide(losses, work.n_losses, out=losses)
     u -= softplus
     np.exp(u, out=u)  # sigma(u)
     u *= sign
-    u *= work.one_over_n
-    np.copyto(f1, u)
-    np.negative(u, out=f0)
-    return losses.astype(np.float64)
+    np.multiply(u, work.one_over_n, out=work.f1)
+    np.negative(work.f1, out=work.f0)

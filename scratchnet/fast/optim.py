@@ -70,31 +70,34 @@ class Adam(optim.Adam):
         if self.weight_decay:
             grad = grad + self.weight_decay * param
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        tmp = self._scratch(param)
-        c = self._constants(param.dtype, 1 - beta1, 1 - beta2, beta1, beta2)
+        tmp, c = self._prepared(param)
         m *= c[2]
         m += np.multiply(grad, c[0], out=tmp)  # m_t = beta1 m + (1 - beta1) g
         v *= c[3]
         np.multiply(grad, c[1], out=tmp)
         v += np.multiply(tmp, grad, out=tmp)  # v_t = beta2 v + (1 - beta2) g^2
+        # the step's numbers as 0-d arrays of param's dtype: the values NumPy
+        # would round the Python floats to, but a microsecond faster each
+        c[4][()], c[5][()] = math.sqrt(1 - beta2**t), self.eps
+        c[6][()] = self.lr / (1 - beta1**t)
         denom = np.sqrt(v, out=tmp)
-        denom /= math.sqrt(1 - beta2**t)
-        denom += self.eps
+        denom /= c[4]
+        denom += c[5]
         step = np.divide(m, denom, out=tmp)
-        step *= self.lr / (1 - beta1**t)
+        step *= c[6]
         param -= step
 
-    def _constants(self, dtype: Any, *values: float) -> tuple:
-        """``values`` as 0-d arrays of ``dtype`` (the same numbers NumPy would
-        round a Python float to; a faster operand), made once."""
-        key = (np.dtype(dtype), values)
+    def _prepared(self, param: np.ndarray) -> tuple:
+        """A scratch vector of ``param``'s shape and dtype, and the constants
+        ``1 - beta1, 1 - beta2, beta1, beta2`` as 0-d arrays of its dtype (the
+        same numbers NumPy would round a Python float to; a faster operand),
+        with three more 0-d arrays for the numbers of each step; made once
+        and reused from step to step."""
+        key = (param.shape, param.dtype, self.betas)
         if key not in self._scratch_vectors:
-            self._scratch_vectors[key] = tuple(np.asarray(v, dtype) for v in values)
-        return self._scratch_vectors[key]
-
-    def _scratch(self, param: np.ndarray) -> np.ndarray:
-        """A vector of ``param``'s shape and dtype, reused from step to step."""
-        key = (param.shape, param.dtype)
-        if key not in self._scratch_vectors:
-            self._scratch_vectors[key] = np.empty(param.shape, param.dtype)
+            beta1, beta2 = self.betas
+            constants = (1 - beta1, 1 - beta2, beta1, beta2, 0, 0, 0)  # and 3 per step
+            self._scratch_vectors[key] = (np.empty(param.shape, param.dtype),
+                                          tuple(np.asarray(v, param.dtype)
+                                                for v in constants))
         return self._scratch_vectors[key]

@@ -35,7 +35,79 @@ import numpy as np
 
 from .._validation import check_positive_int
 
-__all__ = ["stack_batches", "stacked_epochs", "stacked_stream"]
+__all__ = ["StackedBatches", "stack_batches", "stacked_epochs", "stacked_stream"]
+
+
+class StackedBatches:
+    """An iterator of stacked batches whose every class was checked once.
+
+    :func:`stacked_epochs` and :func:`stacked_stream` return one: their
+    batches come from data checked before training (the classes of a fixed
+    sample, or the classes a task can draw), so
+    :func:`~scratchnet.fast.train_ensemble` checks them against the ensemble
+    once (:meth:`fits`) instead of at every step (six microseconds of a step
+    of about two hundred).
+
+    Parameters
+    ----------
+    batches : iterator of (x, c)
+        The stacked batches, (S, B, d) and (S, B).
+    members, features : int
+        S and d.
+    dtype : numpy dtype
+        Of every ``x``.
+    classes : (int, int)
+        The smallest and the largest class any batch holds.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> data = [(np.zeros((4, 1)), np.array([0, 1, 1, 0]))] * 2
+    >>> rngs = [np.random.default_rng(s) for s in (0, 1)]
+    >>> its = sn.fast.stacked_epochs(data, 2, rngs)
+    >>> its.classes, its.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0, 1]))
+    ((0, 1), True)
+    """
+
+    def __init__(self, batches: Iterator[Tuple[np.ndarray, np.ndarray]], *,
+                 members: int, features: int, dtype: Any,
+                 classes: Tuple[int, int]) -> None:
+        self._batches = batches
+        self.members, self.features = members, features
+        self.dtype, self.classes = np.dtype(dtype), classes
+
+    def __iter__(self) -> StackedBatches:
+        return self
+
+    def __next__(self) -> Tuple[np.ndarray, np.ndarray]:
+        return next(self._batches)
+
+    def fits(self, ensemble: Any) -> bool:
+        """Whether every batch is a valid batch of ``ensemble`` as it comes.
+
+        Parameters
+        ----------
+        ensemble : Ensemble
+
+        Returns
+        -------
+        bool
+            The same members, input features and dtype, and classes in
+            ``[0, M)``.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> its = sn.fast.stacked_stream([sn.tasks.separated()], 4,
+        ...                              [np.random.default_rng(0)])
+        >>> its.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0]))
+        True
+        >>> its.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0], dtype=np.float32))
+        False
+        """
+        return (self.members == ensemble.members and self.features == ensemble.sizes[0]
+                and self.dtype == np.dtype(ensemble.dtype)
+                and 0 <= self.classes[0] and self.classes[1] < ensemble.sizes[-1])
 
 
 def _one_dimensional(task: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -49,8 +121,7 @@ def _one_dimensional(task: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def stacked_stream(tasks: Sequence[Any], batch_size: int,
-                   rngs: Sequence[np.random.Generator]
-                   ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+                   rngs: Sequence[np.random.Generator]) -> StackedBatches:
     """Member ``s``'s fresh batch of ``tasks[s]`` at every step, all stacked.
 
     Parameters
@@ -62,10 +133,11 @@ def stacked_stream(tasks: Sequence[Any], batch_size: int,
         Member ``s``'s draws are those of ``tasks[s].sample(batch_size,
         rngs[s])``, step after step.
 
-    Yields
-    ------
-    (x, c)
-        Of shapes (S, B, 1) and (S, B): new arrays at every step.
+    Returns
+    -------
+    StackedBatches
+        Yielding ``(x, c)`` of shapes (S, B, 1) (float64) and (S, B): new
+        arrays at every step.
 
     Examples
     --------
@@ -89,8 +161,16 @@ def stacked_stream(tasks: Sequence[Any], batch_size: int,
     cum = np.stack([p[0] for p in parts])  # (S, M - 1)
     mu = np.stack([p[1] for p in parts])   # (S, M)
     sd = np.stack([p[2] for p in parts])
-    members = np.arange(len(tasks))[:, None]
-    shape = (len(tasks), batch_size)
+    return StackedBatches(_stream(cum, mu, sd, batch_size, rngs), members=len(tasks),
+                          features=1, dtype=np.float64, classes=(0, mu.shape[1] - 1))
+
+
+def _stream(cum: np.ndarray, mu: np.ndarray, sd: np.ndarray, batch_size: int,
+            rngs: Sequence[np.random.Generator]
+            ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+    """The generator behind :func:`stacked_stream` (its arguments checked)."""
+    members = np.arange(len(rngs))[:, None]
+    shape = (len(rngs), batch_size)
     while True:
         u, z = np.empty(shape), np.empty(shape)
         for s, rng in enumerate(rngs):  # as task.sample: u first, then z
@@ -137,8 +217,7 @@ def stack_batches(iterators: Sequence[Iterator]
 
 
 def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size: int,
-                   rngs: Sequence[np.random.Generator]
-                   ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+                   rngs: Sequence[np.random.Generator]) -> StackedBatches:
     """``stack_batches`` of each member's :func:`scratchnet.train.epochs`, gathered
     in one indexing operation per step.
 
@@ -151,11 +230,14 @@ def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size
         Member ``s``'s shuffling: its permutations are exactly those of
         ``epochs(x_s, c_s, batch_size, rngs[s])``.
 
-    Yields
-    ------
-    (x, c)
-        Of shapes (S, B, ...) and (S, B), views of the epoch's reordered
-        samples (read-only use); the last partial batch of an epoch is kept.
+    Returns
+    -------
+    StackedBatches
+        Yielding ``(x, c)`` of shapes (S, B, d) and (S, B), views of the
+        epoch's reordered samples (read-only use); the last partial batch of
+        an epoch is kept.  ``c`` has the smallest signed integer dtype that
+        holds the classes (a gather of one byte per sample is cheaper than of
+        eight).
 
     Examples
     --------
@@ -170,26 +252,39 @@ def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size
     if len(datasets) == 0 or len(rngs) != len(datasets):
         raise ValueError(f"datasets and rngs must hold one entry per member, at least "
                          f"one; got {len(datasets)} datasets and {len(rngs)} rngs")
-    return _epochs_of(datasets, batch_size, rngs)
-
-
-def _epochs_of(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size: int,
-               rngs: Sequence[np.random.Generator]
-               ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
-    """The generator behind :func:`stacked_epochs` (its arguments checked)."""
     x_all = np.concatenate([x for x, _ in datasets])  # member s's rows: s n .. s n + n
     c_all = np.concatenate([c for _, c in datasets])
     n = len(datasets[0][0])
     if len(x_all) != n * len(datasets) or len(c_all) != len(x_all):
         raise ValueError(f"datasets must all hold {n} inputs and {n} labels; got "
                          f"{[(len(x), len(c)) for x, c in datasets]}")
-    first = (np.arange(len(datasets)) * n)[:, None]
+    if c_all.dtype.kind not in "iu" or not c_all.size:
+        raise ValueError(f"the labels must be class indices, at least one; got dtype "
+                         f"{c_all.dtype} and {c_all.size} labels")
+    classes = (int(c_all.min()), int(c_all.max()))
+    c_all = c_all.astype(next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                              if np.iinfo(t).min <= classes[0]
+                              and classes[1] <= np.iinfo(t).max), copy=False)
+    return StackedBatches(_epochs_of(x_all, c_all, n, batch_size, rngs),
+                          members=len(datasets), features=x_all.shape[-1] if
+                          x_all.ndim > 1 else 1, dtype=x_all.dtype, classes=classes)
+
+
+def _epochs_of(x_all: np.ndarray, c_all: np.ndarray, n: int, batch_size: int,
+               rngs: Sequence[np.random.Generator]
+               ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+    """The generator behind :func:`stacked_epochs` (its arguments checked)."""
+    first = (np.arange(len(rngs)) * n)[:, None]
+    # one input feature: gather from the 1-D column (about 2.5x faster), then
+    # view the epoch as (S, n, 1)
+    column = x_all.reshape(-1) if x_all.ndim == 2 and x_all.shape[1] == 1 else None
     while True:
         order = np.stack([rng.permutation(n) for rng in rngs])
         order += first  # row indices into the concatenation
         # the epoch's samples in their new order, gathered at once (random reads
         # are cheaper in bulk); a batch is then a slice, read in order
-        x_epoch, c_epoch = np.take(x_all, order, axis=0), np.take(c_all, order)
+        x_epoch = x_all[order] if column is None else column[order][..., None]
+        c_epoch = c_all[order]
         for start in range(0, n, batch_size):
             batch = slice(start, start + batch_size)
             yield x_epoch[:, batch], c_epoch[:, batch]

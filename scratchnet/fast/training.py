@@ -18,10 +18,16 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .._validation import check_positive_int
+from ..optim import Optimizer
 from .ensemble import Ensemble, StackedParams
 from .objectives import _resolve
+from .streams import StackedBatches
 
 __all__ = ["check_finite_gradients", "train_ensemble"]
+
+#: Steps between two checks that every recorded loss is finite (the gradients
+#: are checked at every step).
+_LOSS_CHECK_EVERY = 256
 
 
 def check_finite_gradients(grads: StackedParams, step: int) -> None:
@@ -109,7 +115,18 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
     FloatingPointError
         When a gradient is not finite (checked before the update it would
         spoil, by ``fast.training.check_finite_gradients``, which names the
-        parameter and the members), or a loss.
+        parameter and the members), or a loss (checked in bulk every 256
+        steps, at every snapshot and at the end; the message names the first
+        step whose loss is not finite).
+
+    Notes
+    -----
+    Batches from :func:`scratchnet.fast.stacked_epochs` or
+    :func:`scratchnet.fast.stacked_stream` (a
+    :class:`scratchnet.fast.StackedBatches` whose
+    :meth:`~scratchnet.fast.StackedBatches.fits` says yes for the ensemble)
+    were checked as a whole before training and are used as they come; any
+    other iterator's batches are checked at every step.
 
     Examples
     --------
@@ -130,20 +147,30 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
     loss = _resolve(loss)  # once, not at every step
     losses = np.empty((steps, ensemble.members))
     grads = StackedParams(np.empty_like(ensemble.params.flat), ensemble.layout)
+    vector = grads.flat
+    # batches whose data were checked as a whole are not checked step by step
+    checked = isinstance(batches, StackedBatches) and batches.fits(ensemble)
+    ours = isinstance(optimizer, Optimizer)  # takes check_finite (checked here)
     start = last = time.perf_counter()
+    done = 0  # steps whose losses are known to be finite
     with np.errstate(all="ignore"):
         for step in range(1, steps + 1):
             if lr is not None:
                 optimizer.lr = lr(step - 1)
-            x, c = ensemble._check_batch(*next(batches))
-            losses[step - 1] = ensemble._loss_and_grads_into(x, c, loss, grads.flat)
-            _check_finite(grads, step)  # before the update it would spoil
-            optimizer.step(grads)
-            if not math.isfinite(losses[step - 1].sum()):
-                raise FloatingPointError(f"a member's loss became non-finite at step "
-                                         f"{step}: {losses[step - 1]}")
-            if step in snaps and on_snapshot is not None:
-                on_snapshot(step, ensemble)
+            x, c = next(batches)
+            if not checked:
+                x, c = ensemble._check_batch(x, c)
+            ensemble._loss_and_grads_into(x, c, loss, vector, losses[step - 1])
+            if not math.isfinite(np.dot(vector, vector)):  # before the update it
+                _check_finite(grads, step)                  # would spoil
+            if ours:
+                optimizer.step(grads, check_finite=False)
+            else:
+                optimizer.step(grads)
+            if step in snaps or step - done >= _LOSS_CHECK_EVERY or step == steps:
+                done = _check_losses(losses, done, step)
+                if step in snaps and on_snapshot is not None:
+                    on_snapshot(step, ensemble)
             if progress and time.perf_counter() - last > 0.2:
                 last = time.perf_counter()
                 rate = step / (last - start)
@@ -155,3 +182,16 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
         print(f"\rstep {steps:,}/{steps:,}  {elapsed:.1f} s" + " " * 30,
               file=sys.stderr, flush=True)
     return losses
+
+
+def _check_losses(losses: np.ndarray, done: int, step: int) -> int:
+    """Raise FloatingPointError at the first non-finite loss of steps
+    ``done + 1 .. step``; return ``step``.  (In bulk: the gradients are
+    checked at every step, and a loss that is not finite while its gradient
+    is, e.g. a squared error that overflows, spoils no parameter.)"""
+    recent = losses[done:step]
+    if not np.isfinite(recent).all():
+        first = int(np.flatnonzero(~np.isfinite(recent).all(axis=1))[0])
+        raise FloatingPointError(f"a member's loss became non-finite at step "
+                                 f"{done + first + 1}: {recent[first]}")
+    return step

@@ -1,0 +1,88 @@
+"""The default ``python -m scratchnet``, timed, against one run of the original loop.
+
+Usage::
+
+    python benchmarks/bench_default_run.py                  # 3 timed runs
+    python benchmarks/bench_default_run.py --repeats 1 --torch-timing 0
+
+Runs the command line exactly as a user would (``python -m scratchnet
+--quiet --out DIR`` in a fresh process: the three tasks with ``original``
+and ``covering``, one seed, the seven figures and the tables), ``--repeats``
+times, and prints each wall time with the load average around it.  When
+PyTorch is installed it then times one run of the PyTorch transcription of
+the original training loop (``original_torch.py``, one thread, sparse-tail,
+seed 0) over ``--torch-timing`` steps in the same invocation, scales it to
+50,000 steps, and prints the default run in units of that run: a ratio that
+does not depend on the machine.  The target, 15 s on 2 cores where the
+original code takes about 60 s per run, is a ratio of 0.25.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TARGET_RUNS = 15.0 / 60.0  # 15 s where one run of the original code takes 60 s
+
+
+def load() -> str:
+    """The 1-minute load average, or '?' where the platform has none."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except (AttributeError, OSError):
+        return "?"
+
+
+def default_run_seconds() -> float:
+    """Wall seconds of one ``python -m scratchnet --quiet`` into a temporary folder."""
+    with tempfile.TemporaryDirectory() as out:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "scratchnet", "--quiet", "--out", out],
+                       check=True)
+        return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3, help="timed default runs")
+    parser.add_argument("--torch-timing", type=int, default=5000, metavar="STEPS",
+                        help="time one PyTorch transcription run over STEPS steps "
+                        "(0: skip)")
+    args = parser.parse_args()
+    print(f"{os.cpu_count()} CPUs; python -m scratchnet (the default run), "
+          f"{args.repeats} time(s)", flush=True)
+    times = []
+    for k in range(args.repeats):
+        before = load()
+        times.append(default_run_seconds())
+        print(f"  run {k + 1}: {times[-1]:.1f} s (load average {before} before, "
+              f"{load()} after)", flush=True)
+    median = statistics.median(times)
+    print(f"default run: median {median:.1f} s, min {min(times):.1f} s", flush=True)
+    if not args.torch_timing:
+        return
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("PyTorch is not installed: no reference run")
+        return
+    sys.path.insert(0, str(HERE))
+    from bench_seed_study import torch_run_seconds
+
+    one_run = torch_run_seconds(args.torch_timing) * 50_000 / args.torch_timing
+    print(f"one PyTorch transcription run of 50,000 steps (one thread, timed over "
+          f"{args.torch_timing:,} steps; load average {load()}): {one_run:.1f} s")
+    print(f"the default run took {median / one_run:.2f} such runs (target: "
+          f"{TARGET_RUNS:.2f}, i.e. 15 s where a run takes 60 s; here "
+          f"{TARGET_RUNS * one_run:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
