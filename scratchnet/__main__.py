@@ -220,10 +220,6 @@ def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
             importing = threading.Thread(target=_import_matplotlib, daemon=True)
             importing.start()
             while futures:
-                if len(finished) == len(units) and importing is not None:
-                    importing.join()
-                    importing = None
-                    trained_all(results())  # while the workers draw
                 finished_now, _ = wait(futures, return_when=FIRST_COMPLETED)
                 for future in finished_now:
                     kind, what = futures.pop(future)
@@ -234,6 +230,9 @@ def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
                         futures[pool.submit(experiments.save_posterior_figure,
                                             _by_seed(done[pair]), path(pair))] = (
                             "draw", pair)
+                    if len(finished) == len(units):  # while the workers draw
+                        importing.join()
+                        trained_all(results())
     return results()
 
 
