@@ -6,14 +6,16 @@ Usage::
         --jobs 2 --out benchmarks/results/torch_separated_48.json
     python -m scratchnet --tasks separated --recipes original --seeds 48 \\
         --steps 5000 --out benchmarks/results/separated_48 --quiet
-    python benchmarks/compare_blocks.py benchmarks/results/torch_separated_48.json \\
-        benchmarks/results/separated_48/summary.csv
+    python benchmarks/compare_blocks.py --tasks separated \\
+        --torch benchmarks/results/torch_separated_48.json \\
+        --scratchnet benchmarks/results/separated_48/summary.csv
 
 The criterion of ``bench_seed_study.py`` (medians within a factor 1.5 and a
 two-sided Mann-Whitney p > 0.05, at every snapshot) compares 12 seeds with
-12.  This script reads many seeds of both codes (a JSON written by
-``original_torch.py`` and a ``summary.csv`` of ``python -m scratchnet``) and
-prints, for each task and snapshot:
+12.  This script reads many seeds of both codes (JSON files written by
+``original_torch.py`` and ``summary.csv`` files of ``python -m scratchnet``,
+the seeds of several files merged) and prints, for each task and snapshot
+that both cover:
 
 * both codes over all their seeds, the ratio of medians and the rank test
   (more seeds, more power to see a real difference);
@@ -49,18 +51,26 @@ def blocks(values: dict, size: int = 12) -> list[np.ndarray]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("torch_json", type=Path)
-    parser.add_argument("scratchnet_csv", type=Path)
+    parser.add_argument("--torch", type=Path, nargs="+", required=True,
+                        metavar="JSON", help="written by original_torch.py --out")
+    parser.add_argument("--scratchnet", type=Path, nargs="+", required=True,
+                        metavar="CSV", help="summary.csv of python -m scratchnet")
+    parser.add_argument("--tasks", default="separated,unequal-variance,sparse-tail")
     args = parser.parse_args()
-    data = json.loads(args.torch_json.read_text())["errors"]
-    theirs = {task: {int(s): {int(k): v for k, v in e.items()} for s, e in runs.items()}
-              for task, runs in data.items()}
+    tasks = args.tasks.split(",")
+    theirs: dict = {}
+    for path in args.torch:  # the seeds of every file, merged
+        for task, runs in json.loads(path.read_text())["errors"].items():
+            if task in tasks:
+                theirs.setdefault(task, {}).update({
+                    int(s): {int(k): v for k, v in e.items()} for s, e in runs.items()})
     ours: dict = {}
-    with open(args.scratchnet_csv) as f:
-        for row in csv.DictReader(f):
-            if row["recipe"] == "original" and row["task"] in theirs:
-                ours.setdefault(row["task"], {}).setdefault(int(row["seed"]), {})[
-                    int(row["step"])] = float(row["max_abs_error"])
+    for path in args.scratchnet:
+        with open(path) as f:
+            for row in csv.DictReader(f):
+                if row["recipe"] == "original" and row["task"] in theirs:
+                    ours.setdefault(row["task"], {}).setdefault(int(row["seed"]), {})[
+                        int(row["step"])] = float(row["max_abs_error"])
     print("| task | step | PyTorch, all seeds | scratchnet, all seeds | ratio | p | "
           "12-seed blocks failing: PyTorch/PyTorch, scratchnet/scratchnet, "
           "PyTorch/scratchnet |")

@@ -116,6 +116,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="The original study's loop in "
                                      "PyTorch, over seeds; writes JSON.")
     parser.add_argument("--seeds", type=int, default=12)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="seeds FIRST_SEED .. FIRST_SEED + SEEDS - 1 (default 0)")
     parser.add_argument("--steps", type=int, default=50_000)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--tasks", default=",".join(TASKS),
@@ -124,7 +126,8 @@ if __name__ == "__main__":
     args = parser.parse_args()
     tasks = args.tasks.split(",")
     start = time.perf_counter()
-    results = study(tasks, range(args.seeds), args.steps, args.jobs)
+    results = study(tasks, range(args.first_seed, args.first_seed + args.seeds),
+                    args.steps, args.jobs)
     elapsed = time.perf_counter() - start
     with open(args.out, "w") as f:
         json.dump({"seeds": args.seeds, "steps": args.steps, "seconds": elapsed,

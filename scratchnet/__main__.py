@@ -66,7 +66,9 @@ DEFAULT_TASKS = tuple(TASKS)
 DEFAULT_RECIPES = ("original", "covering")
 DEFAULT_SEEDS = 1
 _PRINTED_STEPS = (100, 1000, 10_000)
-_DEFAULT_RUN_TIME = "about 40 s"  # measured: 39 s wall, 2 cores, load average 1.1-1.9
+# measured by benchmarks/bench_default_run.py: 17.9, 18.3 and 18.5 s wall on 2 cores,
+# load average 1.3-1.9
+_DEFAULT_RUN_TIME = "18 s"
 
 
 def _epilog() -> str:
@@ -140,7 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", choices=("png", "pdf", "svg"), default="png",
                         help="file format of the figures (default: png)")
     parser.add_argument("--jobs", type=positive, default=None,
-                        help="worker processes (default: CPUs, at most one per run)")
+                        help="worker processes (default: CPUs, at most one per "
+                        "network)")
     parser.add_argument("--quiet", action="store_true",
                         help="print nothing but errors (files are still written)")
     return parser
@@ -300,7 +303,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.error(f"--steps {args.steps or 'default'} with --seeds {args.seeds} "
                      f"asks for about {needed / 2**30:,.3g} GiB for {len(pairs)} runs "
                      f"(at most {MAX_RUN_BYTES / 2**30:g} GiB): lower them")
-    jobs = min(args.jobs or experiments.cpu_count(), len(pairs))
+    jobs = min(args.jobs or experiments.cpu_count(), len(pairs) * args.seeds)
 
     def say(message: str) -> None:
         if not args.quiet:
