@@ -41,6 +41,7 @@ from .._validation import as_float_array
 from ..mlp import init_params
 from .kernels import (
     relu_backward_mask_into,
+    relu_into,
     relu_mask_into,
     tanh_backward_into,
     tanh_into,
@@ -49,7 +50,6 @@ from .mlp import MLP, FlatParams, Layout
 from .objectives import _resolve, member_losses_inplace
 
 __all__ = ["Ensemble", "StackedParams"]
-
 
 
 class StackedParams(FlatParams):
@@ -134,15 +134,14 @@ class _Work:
         # without the ones column: where x and the products are written
         self.x_in = self.x[..., :-1]
         self.z = [a[..., :-1] for a in self.hidden]
-        # relu: 1[z > 0] of the forward pass, kept for the backward pass (the
-        # ones column's entries are 1: relu(1) = 1 keeps it)
+        if not training:  # a forward pass only (predictions)
+            self.masks: List[np.ndarray] = []
+            return
+        # relu: 1[z > 0], kept for the backward pass (1 on the ones column)
         self.masks = [np.empty(a.shape, dtype) for a in self.hidden] if relu else []
         self.flags = [np.empty(a.shape, bool) for a in self.hidden] if relu else []
-        if not training:  # a forward pass only (predictions)
-            return
-        # dL/da with a last column that stays 0 (a matrix product writes the rest)
         self.dhidden = [np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
-        # dL/dz: in place of dL/da for relu (da * mask), apart for tanh
+        # dL/da above (its last column stays 0); dL/dz in place for relu, apart for tanh
         self.dpre = self.dhidden if relu else [
             np.zeros((members, n, h + 1), dtype) for h in sizes[1:-1]]
         self.inputs_T = [a.transpose(0, 2, 1) for a in (self.x, *self.hidden)]
@@ -156,7 +155,7 @@ class _Work:
         self.n = np.asarray(n, dtype)  # 0-d arrays: faster operands than floats
         self.one_over_n = np.asarray(1.0 / n, dtype)
         self.zero = np.zeros((), dtype)
-        self.one, self.minus_two = np.ones((), dtype), np.asarray(-2, dtype)
+        self.one, self.minus_two = np.ones((), dtype), np.asarray(-2, dtype)  # 0-d
         self.n_losses = np.asarray(n, np.float64)  # the losses' dtype
         self.sign, self.u, self.softplus = (np.empty((members, n), dtype)
                                             for _ in range(3))  # two classes
@@ -254,8 +253,10 @@ class Ensemble:
         for layer, (block, hidden, z) in enumerate(zip(self._blocks, work.hidden,
                                                        work.z)):
             np.matmul(a, block, out=z)  # [a, 1] [W; b] = a W + b
-            if self._relu:  # on the whole buffer, ones and all: contiguous is faster
-                relu_mask_into(hidden, work.masks[layer], work.flags[layer])
+            if self._relu and work.masks:  # on the whole buffer, ones and all:
+                relu_mask_into(hidden, work.masks[layer], work.flags[layer])  # faster
+            elif self._relu:  # predictions: no mask to keep
+                relu_into(hidden)
             else:
                 tanh_into(z)
             a = hidden
@@ -484,7 +485,6 @@ def _two_class_cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.nd
     with :math:`s = 1 - 2c`, so :math:`\partial L / \partial f_1 =
     s\,\sigma(u) / B = -\partial L / \partial f_0`."""
     sign, u, softplus = work.sign, work.u, work.softplus
-    # (0-d arrays, not Python numbers, as operands: a microsecond less each)
     np.copyto(sign, targets, casting="unsafe")
     np.multiply(sign, work.minus_two, out=sign)
     np.add(sign, work.one, out=sign)  # s = 1 - 2c
