@@ -218,8 +218,9 @@ class Optimizer:
             self.update(self.params.flat, grads.flat, self._flat_state)
             return
         pairs = [(name, self._grad(grads, name)) for name in self.params]
-        for name, grad in pairs if check_finite else ():  # all checked before
-            _check_finite(grad, name)                      # any array changes
+        if check_finite:  # all checked before any array changes
+            for name, grad in pairs:
+                _check_finite(grad, name)
         self.steps += 1
         for name, grad in pairs:
             self.update(self.params[name], grad, self.state[name])

@@ -402,6 +402,9 @@ def test_stacked_batches_are_checked_once_and_know_what_they_fit():
     assert next(sn.fast.stacked_epochs(wide, 3, rngs[:1]))[1].dtype == np.int16
     with pytest.raises(ValueError, match="the labels must be class indices"):
         sn.fast.stacked_epochs([(np.zeros((3, 1)), np.zeros(3))], 2, rngs[:1])
+    flat = sn.fast.stacked_epochs([(np.zeros(6), np.arange(6) % 2)] * 2, 4, rngs)
+    assert next(flat)[0].shape == (2, 4, 1)   # (n,) inputs of one feature
+    assert flat.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0, 1]))
     stream = sn.fast.stacked_stream([sn.tasks.separated()] * 2, 4, rngs)
     assert stream.classes == (0, 1) and stream.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0, 1]))
 

@@ -53,7 +53,7 @@ class StackedBatches:
     batches : iterator of (x, c)
         The stacked batches, (S, B, d) and (S, B).
     members, features : int
-        S and d.
+        S and d (-1 for inputs that are not vectors: never a fit).
     dtype : numpy dtype
         Of every ``x``.
     classes : (int, int)
@@ -262,12 +262,14 @@ def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size
         raise ValueError(f"the labels must be class indices, at least one; got dtype "
                          f"{c_all.dtype} and {c_all.size} labels")
     classes = (int(c_all.min()), int(c_all.max()))
+    # inputs of one feature may come as (n,) or (n, 1): batches are (S, B, 1)
+    features = 1 if x_all.ndim == 1 else x_all.shape[1] if x_all.ndim == 2 else -1
     c_all = c_all.astype(next(t for t in (np.int8, np.int16, np.int32, np.int64)
                               if np.iinfo(t).min <= classes[0]
                               and classes[1] <= np.iinfo(t).max), copy=False)
     return StackedBatches(_epochs_of(x_all, c_all, n, batch_size, rngs),
-                          members=len(datasets), features=x_all.shape[-1] if
-                          x_all.ndim > 1 else 1, dtype=x_all.dtype, classes=classes)
+                          members=len(datasets), features=features,
+                          dtype=x_all.dtype, classes=classes)
 
 
 def _epochs_of(x_all: np.ndarray, c_all: np.ndarray, n: int, batch_size: int,
@@ -277,7 +279,7 @@ def _epochs_of(x_all: np.ndarray, c_all: np.ndarray, n: int, batch_size: int,
     first = (np.arange(len(rngs)) * n)[:, None]
     # one input feature: gather from the 1-D column (about 2.5x faster), then
     # view the epoch as (S, n, 1)
-    column = x_all.reshape(-1) if x_all.ndim == 2 and x_all.shape[1] == 1 else None
+    column = x_all.reshape(-1) if x_all[0].size == 1 else None
     while True:
         order = np.stack([rng.permutation(n) for rng in rngs])
         order += first  # row indices into the concatenation
