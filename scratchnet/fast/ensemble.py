@@ -253,12 +253,12 @@ class Ensemble:
         for layer, (block, hidden, z) in enumerate(zip(self._blocks, work.hidden,
                                                        work.z)):
             np.matmul(a, block, out=z)  # [a, 1] [W; b] = a W + b
-            if self._relu and work.masks:  # on the whole buffer, ones and all:
-                relu_mask_into(hidden, work.masks[layer], work.flags[layer])  # faster
-            elif self._relu:  # predictions: no mask to keep
-                relu_into(hidden)
-            else:
+            if not self._relu:
                 tanh_into(z)
+            elif work.masks:  # training: 1[z > 0] kept; on the whole buffer (faster)
+                relu_mask_into(hidden, work.masks[layer], work.flags[layer])
+            else:  # predictions: no mask to keep
+                relu_into(hidden)
             a = hidden
         return np.matmul(a, self._blocks[-1], out=work.logits)
 
