@@ -8,6 +8,11 @@ Usage::
     python benchmarks/bench_seed_study.py --no-torch --torch-timing 5000
     python benchmarks/bench_seed_study.py --seed 12 --against \
         benchmarks/results/seed_study/summary.csv   # scratchnet vs itself
+    python benchmarks/original_torch.py --draws scratchnet --jobs 2 \
+        --out benchmarks/results/torch_paired_12.json
+    python benchmarks/bench_seed_study.py --torch-results \
+        benchmarks/results/torch_paired_12.json \
+        --scratchnet-results benchmarks/results/seed_study/summary.csv  # paired
 
 ``--torch-timing STEPS`` times one run of the PyTorch transcription (one
 thread, sparse-tail, seed 0) for STEPS steps in the same invocation, just
@@ -27,6 +32,14 @@ max |q - P| on 100 points of [-4, 7]: median [min, max] of each, the ratio of
 the medians and the p-value of a two-sided Mann-Whitney rank test (SciPy,
 through the ``bench`` extra).  "Faithful" means: medians within a factor 1.5
 and p > 0.05 at every snapshot of every task.
+
+A PyTorch study run with ``original_torch.py --draws scratchnet`` starts
+each seed from scratchnet's own initial weights, sample and batch order for
+that seed (common random numbers): the two codes then differ only in their
+float32 arithmetic, and the table adds, per snapshot, the largest difference
+between the two runs of one seed.  ``--scratchnet-results CSV`` reads
+scratchnet's side from a ``summary.csv`` of an earlier study instead of
+training it again.
 
 ``--against CSV`` compares the study with another block of scratchnet's own
 seeds instead (e.g. ``--seed 12`` against seeds 0-11): two samples of one
@@ -94,12 +107,14 @@ def scratchnet_study(seeds: int, steps: int, jobs: int, first: int = 0
     return read_summary(out / "summary.csv"), seconds
 
 
-def torch_study(args: argparse.Namespace) -> tuple[dict, float] | None:
-    """The PyTorch transcription's errors, run here or read from a file."""
+def torch_study(args: argparse.Namespace) -> tuple[dict, float, bool] | None:
+    """The PyTorch transcription's errors, run here or read from a file; the
+    seconds; whether it drew its random numbers from scratchnet (paired)."""
     if args.torch_results:
-        errors, seconds = {}, 0.0
+        errors, seconds, draws = {}, 0.0, set()
         for path in args.torch_results:  # one file, or one per task
             data = json.loads(Path(path).read_text())
+            draws.add(data.get("draws", "torch"))
             if data["steps"] < args.steps or data["seeds"] < args.seeds:
                 raise SystemExit(f"{path} has {data['seeds']} seeds x "
                                  f"{data['steps']} steps; fewer than asked")
@@ -110,7 +125,9 @@ def torch_study(args: argparse.Namespace) -> tuple[dict, float] | None:
         missing = set(TASKS) - set(errors)
         if missing:
             raise SystemExit(f"--torch-results lacks the tasks {sorted(missing)}")
-        return errors, seconds
+        if len(draws) > 1:
+            raise SystemExit("--torch-results mixes paired and unpaired studies")
+        return errors, seconds, draws == {"scratchnet"}
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -118,7 +135,7 @@ def torch_study(args: argparse.Namespace) -> tuple[dict, float] | None:
         return None
     start = time.perf_counter()
     errors = original_torch.study(TASKS, range(args.seeds), args.steps, args.jobs)
-    return errors, time.perf_counter() - start
+    return errors, time.perf_counter() - start, False
 
 
 def torch_run_seconds(steps: int) -> float:
@@ -133,12 +150,17 @@ def torch_run_seconds(steps: int) -> float:
 
 
 def compare(ours: dict, theirs: dict, steps: int,
-            reference: str = "PyTorch transcription") -> bool:
+            reference: str = "PyTorch transcription", paired: bool = False) -> bool:
+    """Print the table of the two studies, snapshot by snapshot; return whether
+    the criterion holds at every one.  ``paired``: seed s of both started
+    from the same draws; add the largest |difference| between a seed's two
+    runs."""
     from scipy.stats import mannwhitneyu
 
+    extra = " largest seed-paired difference |" if paired else ""
     print(f"| task | step | {reference} median [min, max] | scratchnet "
-          "`original` median [min, max] | ratio of medians | rank-test p |")
-    print("|---|--:|---|---|--:|--:|")
+          f"`original` median [min, max] | ratio of medians | rank-test p |{extra}")
+    print("|---|--:|---|---|--:|--:|" + ("--:|" if paired else ""))
     faithful = True
     for task in TASKS:
         for step in original_torch.SNAPSHOTS:
@@ -150,9 +172,15 @@ def compare(ours: dict, theirs: dict, steps: int,
             p = mannwhitneyu(a, b, alternative="two-sided").pvalue
             ok = 1 / 1.5 <= ratio <= 1.5 and p > 0.05
             faithful &= ok
+            gap = ""
+            if paired:
+                seeds = sorted(set(theirs[task]) & set(ours[task]))
+                gap = max(abs(theirs[task][s][step] - ours[task][s][step])
+                          for s in seeds)
+                gap = f" {gap:.1e} |"
             print(f"| {task} | {step:,} | {np.median(a):.3f} [{a.min():.3f}, "
                   f"{a.max():.3f}] | {np.median(b):.3f} [{b.min():.3f}, {b.max():.3f}] "
-                  f"| {ratio:.2f} | {p:.2f}{'' if ok else ' (!)'} |")
+                  f"| {ratio:.2f} | {p:.2f}{'' if ok else ' (!)'} |{gap}")
     return faithful
 
 
@@ -165,6 +193,9 @@ def main_bench() -> None:
                         help="read the PyTorch study from these files (written by "
                         "original_torch.py --out), instead of running it")
     parser.add_argument("--no-torch", action="store_true", help="scratchnet only")
+    parser.add_argument("--scratchnet-results", type=Path, metavar="CSV",
+                        help="read scratchnet's study from this summary.csv (seeds "
+                        "--seed ..) instead of training it")
     parser.add_argument("--torch-timing", type=int, default=0, metavar="STEPS",
                         help="time one PyTorch transcription run of STEPS steps")
     parser.add_argument("--seed", type=int, default=0,
@@ -179,11 +210,19 @@ def main_bench() -> None:
           f"processes; {networks} networks x {args.steps:,} steps = "
           f"{networks * args.steps / 1e6:.2f} million network-steps", flush=True)
     before = _load()
-    ours, seconds = scratchnet_study(args.seeds, args.steps, args.jobs, args.seed)
-    print(f"scratchnet: {seconds:.1f} s "
-          f"({networks * args.steps / seconds:,.0f} network-steps/s; load average "
-          f"{before} before, {_load()} after)", flush=True)
-    if args.torch_timing:
+    if args.scratchnet_results:
+        ours = read_summary(args.scratchnet_results)
+        ours = {task: {s: e for s, e in runs.items()
+                       if args.seed <= s < args.seed + args.seeds}
+                for task, runs in ours.items()}
+        print(f"scratchnet: read from {args.scratchnet_results}", flush=True)
+        seconds = 0.0
+    else:
+        ours, seconds = scratchnet_study(args.seeds, args.steps, args.jobs, args.seed)
+        print(f"scratchnet: {seconds:.1f} s "
+              f"({networks * args.steps / seconds:,.0f} network-steps/s; load average "
+              f"{before} before, {_load()} after)", flush=True)
+    if args.torch_timing and seconds:
         one_run = torch_run_seconds(args.torch_timing) * args.steps / args.torch_timing
         print(f"one PyTorch transcription run of {args.steps:,} steps (one thread, "
               f"timed over {args.torch_timing:,} steps): {one_run:.1f} s; the study "
@@ -197,10 +236,12 @@ def main_bench() -> None:
     theirs = None if args.no_torch else torch_study(args)
     if theirs is None:
         return
-    errors, torch_seconds = theirs
+    errors, torch_seconds, paired = theirs
     where = "read from files, one core each" if args.torch_results else "run here"
-    print(f"PyTorch transcription: {torch_seconds:.0f} s ({where})\n")
-    verdict = compare(ours, errors, args.steps)
+    draws = ("scratchnet's draws for each seed (paired)" if paired else
+             "its own draws")
+    print(f"PyTorch transcription: {torch_seconds:.0f} s ({where}); {draws}\n")
+    verdict = compare(ours, errors, args.steps, paired=paired)
     print(f"\nfaithful at every snapshot (medians within 1.5x, p > 0.05): "
           f"{'yes' if verdict else 'no'}")
 

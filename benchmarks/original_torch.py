@@ -22,6 +22,15 @@ from its code:
 The study sets no seed; here ``seed`` seeds PyTorch (initialisation and
 shuffling) and the NumPy generator that draws the sample, so a study over
 seeds is reproducible.  Needs only NumPy and PyTorch.
+
+``draws="scratchnet"`` (``--draws scratchnet``) keeps the loop and takes its
+random numbers from scratchnet instead: the initial weights, the sample and
+every epoch's order that scratchnet's ``original`` recipe draws for the same
+seed (``run("task", "original", seed=s)``).  Seed ``s`` of the two codes then
+starts from the same network and sees the same batches, so what differs
+between them is the arithmetic alone (PyTorch's float32 kernels against
+NumPy's): a paired comparison ("common random numbers"), where the default
+``draws="torch"`` compares two independent samples of seeds.
 """
 
 from __future__ import annotations
@@ -47,28 +56,62 @@ def posterior(task: str, x: np.ndarray) -> np.ndarray:
     return p / p.sum(axis=1, keepdims=True)
 
 
+def scratchnet_draws(task: str, seed: int, n: int = 100_000) -> tuple:
+    """What scratchnet's ``original`` recipe draws for ``seed``: its initial
+    parameters (``W1``, ``b1``, ... as NumPy float32 arrays), its sample
+    ``(x, c)`` of ``n`` points and the generator of its epochs' orders
+    (``permutation(n)`` once per epoch), from the three streams that
+    ``scratchnet.experiments.run`` spawns from the seed."""
+    import scratchnet as sn
+
+    recipe = sn.experiments.ORIGINAL
+    init, data, batches = (np.random.default_rng(s)
+                           for s in np.random.SeedSequence(seed).spawn(3))
+    params = sn.MLP(recipe.sizes, rng=init, init=recipe.init, dtype=recipe.dtype).params
+    x, c = sn.tasks.get_task(task).sample(n, data)
+    return dict(params), x[:, 0], c, batches
+
+
 def run(task: str, seed: int, steps: int = 50_000, n: int = 100_000,
-        snapshots: tuple = SNAPSHOTS) -> dict:
-    """Train one network; return ``{step: max |q - P| on EVAL_X}``."""
+        snapshots: tuple = SNAPSHOTS, draws: str = "torch") -> dict:
+    """Train one network; return ``{step: max |q - P| on EVAL_X}``.
+
+    ``draws``: "torch" (PyTorch's generator seeded with ``seed``, NumPy's for
+    the sample) or "scratchnet" (:func:`scratchnet_draws`)."""
     import torch
 
+    if draws not in ("torch", "scratchnet"):
+        raise ValueError(f"draws must be 'torch' or 'scratchnet'; got {draws!r}")
     torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    mu1, s1, mu2, s2 = TASKS[task]
-    c = rng.integers(0, 2, n)
-    x = np.where(c == 0, rng.normal(mu1, s1, n), rng.normal(mu2, s2, n))
-    xs = torch.tensor(x, dtype=torch.float32).reshape(-1, 1)
-    cs = torch.tensor(c, dtype=torch.long)
     net = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.ReLU(),
                               torch.nn.Linear(64, 64), torch.nn.ReLU(),
                               torch.nn.Linear(64, 2))
+    if draws == "torch":
+        rng = np.random.default_rng(seed)
+        mu1, s1, mu2, s2 = TASKS[task]
+        c = rng.integers(0, 2, n)
+        x = np.where(c == 0, rng.normal(mu1, s1, n), rng.normal(mu2, s2, n))
+
+        def new_order() -> torch.Tensor:
+            return torch.randperm(n)
+    else:
+        params, x, c, batch_rng = scratchnet_draws(task, seed, n)
+        with torch.no_grad():  # a Linear layer keeps W transposed: (out, in)
+            for i, layer in enumerate(net[::2], start=1):
+                layer.weight.copy_(torch.from_numpy(params[f"W{i}"].T.copy()))
+                layer.bias.copy_(torch.from_numpy(params[f"b{i}"]))
+
+        def new_order() -> torch.Tensor:
+            return torch.from_numpy(batch_rng.permutation(n))
+    xs = torch.tensor(x, dtype=torch.float32).reshape(-1, 1)
+    cs = torch.tensor(c, dtype=torch.long)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     loss_fn = torch.nn.CrossEntropyLoss()
     eval_x = torch.tensor(EVAL_X, dtype=torch.float32).reshape(-1, 1)
     truth = posterior(task, EVAL_X)
     errors, step = {}, 0
     while step < steps:
-        order = torch.randperm(n)
+        order = new_order()
         for start in range(0, n, 64):
             batch = order[start:start + 64]
             opt.zero_grad()
@@ -85,13 +128,15 @@ def run(task: str, seed: int, steps: int = 50_000, n: int = 100_000,
     return errors
 
 
-def study(tasks, seeds, steps: int = 50_000, jobs: int = 1) -> dict:
+def study(tasks, seeds, steps: int = 50_000, jobs: int = 1, draws: str = "torch"
+          ) -> dict:
     """``{task: {seed: {step: error}}}``, every task and seed, ``jobs`` processes."""
     from concurrent.futures import ProcessPoolExecutor
 
     pairs = [(task, seed) for task in tasks for seed in seeds]
     with ProcessPoolExecutor(jobs, initializer=_one_thread) as pool:
-        results = list(pool.map(_run_pair, pairs, [steps] * len(pairs)))
+        results = list(pool.map(_run_pair, pairs, [steps] * len(pairs),
+                                [draws] * len(pairs)))
     out: dict = {task: {} for task in tasks}
     for (task, seed), errors in zip(pairs, results):
         out[task][seed] = errors
@@ -104,8 +149,8 @@ def _one_thread() -> None:
     torch.set_num_threads(1)
 
 
-def _run_pair(pair: tuple, steps: int) -> dict:
-    return run(*pair, steps=steps)
+def _run_pair(pair: tuple, steps: int, draws: str) -> dict:
+    return run(*pair, steps=steps, draws=draws)
 
 
 if __name__ == "__main__":
@@ -122,14 +167,18 @@ if __name__ == "__main__":
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--tasks", default=",".join(TASKS),
                         help="comma-separated, from: " + ", ".join(TASKS))
+    parser.add_argument("--draws", choices=("torch", "scratchnet"), default="torch",
+                        help="the random numbers: PyTorch's (default), or the "
+                        "initial weights, sample and batch orders scratchnet's "
+                        "original recipe draws for the same seed (paired)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     tasks = args.tasks.split(",")
     start = time.perf_counter()
     results = study(tasks, range(args.first_seed, args.first_seed + args.seeds),
-                    args.steps, args.jobs)
+                    args.steps, args.jobs, args.draws)
     elapsed = time.perf_counter() - start
     with open(args.out, "w") as f:
         json.dump({"seeds": args.seeds, "steps": args.steps, "seconds": elapsed,
-                   "jobs": args.jobs, "errors": results}, f)
+                   "jobs": args.jobs, "draws": args.draws, "errors": results}, f)
     print(f"{len(tasks) * args.seeds} runs in {elapsed:.0f} s -> {args.out}")

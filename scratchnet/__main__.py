@@ -41,11 +41,10 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from . import experiments
 from .experiments.cli import (
@@ -164,26 +163,25 @@ def _units(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int
 
 def _import_matplotlib() -> None:
     """Import what the figures need (about 0.8 s), in the background while the
-    workers train: the main process draws the convergence figure."""
+    workers train: this process draws every figure."""
     import matplotlib.figure  # noqa: F401
 
     from . import plotting  # noqa: F401
 
 
 def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
-             say, trained_all: Callable[[list], Any]
-             ) -> list[experiments.ExperimentResult]:
-    """Train every member on the ensemble engine and draw each (task, recipe)'s
-    figure as soon as all its seeds are trained (while other ensembles still
-    train); once all are trained, call ``trained_all(results)`` in this process
-    while the workers draw; report as they end and return every seed's result,
-    pair by pair."""
+             say: Callable[[str], None]) -> list[experiments.ExperimentResult]:
+    """Train every member on the ensemble engine in worker processes; here,
+    draw each (task, recipe)'s figure as soon as all its seeds are trained
+    (while other ensembles still train); report as they end and return every
+    seed's result, pair by pair.  Matplotlib is imported once, in this
+    process, while the workers start."""
     units, done, finished = _units(pairs, args, jobs), {}, []
     start = time.perf_counter()
     expected = {pair: args.seeds for pair in pairs}
 
-    def trained(unit: tuple[str, list], results: list) -> list[tuple[str, str]]:
-        """Record a unit's results; return the pairs it completed."""
+    def trained(unit: tuple[str, list], results: list) -> None:
+        """Record a unit's results; draw the pairs it completed."""
         for result in results:
             done.setdefault((result.task, result.recipe), []).append(result)
         finished.append(unit)
@@ -193,50 +191,31 @@ def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
             f"{'s' if len(results) > 1 else ''} ({tasks}) x {steps:,} steps in "
             f"{results[0].extra['elapsed']:.1f} s; "
             f"{time.perf_counter() - start:.1f} s elapsed")
-        return [pair for pair in dict.fromkeys((t, unit[0]) for t, _ in unit[1])
-                if len(done[pair]) == expected[pair]]
-
-    def drawn(pair: tuple[str, str], seconds: float) -> None:
-        last = experiments.summarize(done[pair], over_seeds=True)[-1]
-        say(f"  {pair[0]} / {pair[1]}: median max|q-P| {last['max_abs_error']:.3f}, "
-            f"E KL {last['expected_kl']:.1e} at step {last['step']:,} (figure "
-            f"{seconds:.1f} s)")
-
-    def path(pair: tuple[str, str]) -> Path:
-        return args.out / f"posterior_{pair[0]}_{pair[1]}.{args.format}"
-
-    def results() -> list[experiments.ExperimentResult]:
-        return [result for pair in pairs for result in _by_seed(done[pair])]
+        for pair in dict.fromkeys((t, unit[0]) for t, _ in unit[1]):
+            if len(done[pair]) == expected[pair]:
+                seconds = experiments.save_posterior_figure(
+                    _by_seed(done[pair]),
+                    args.out / f"posterior_{pair[0]}_{pair[1]}.{args.format}")
+                last = experiments.summarize(done[pair], over_seeds=True)[-1]
+                say(f"  {pair[0]} / {pair[1]}: median max|q-P| "
+                    f"{last['max_abs_error']:.3f}, E KL {last['expected_kl']:.1e} at "
+                    f"step {last['step']:,} (figure {seconds:.1f} s)")
 
     if jobs == 1:
         for unit in units:
-            for pair in trained(unit, experiments.run_group(unit[1], unit[0],
-                                                            steps=args.steps)):
-                drawn(pair, experiments.save_posterior_figure(_by_seed(done[pair]),
-                                                              path(pair)))
-        trained_all(results())
+            trained(unit, experiments.run_group(unit[1], unit[0], steps=args.steps))
     else:
         with experiments.single_threaded_blas(), ProcessPoolExecutor(
-                jobs, mp_context=get_context("spawn")) as pool:
+                jobs, mp_context=experiments.worker_context()) as pool:
             futures = {pool.submit(experiments.run_group, unit[1], unit[0],
-                                   steps=args.steps): ("train", unit) for unit in units}
+                                   steps=args.steps): unit for unit in units}
             importing = threading.Thread(target=_import_matplotlib, daemon=True)
             importing.start()
-            while futures:
-                finished_now, _ = wait(futures, return_when=FIRST_COMPLETED)
-                for future in finished_now:
-                    kind, what = futures.pop(future)
-                    if kind == "draw":
-                        drawn(what, future.result())
-                        continue
-                    for pair in trained(what, future.result()):
-                        futures[pool.submit(experiments.save_posterior_figure,
-                                            _by_seed(done[pair]), path(pair))] = (
-                            "draw", pair)
-                    if len(finished) == len(units):  # while the workers draw
-                        importing.join()
-                        trained_all(results())
-    return results()
+            for future in as_completed(futures):
+                results = future.result()
+                importing.join()
+                trained(futures[future], results)
+    return [result for pair in pairs for result in _by_seed(done[pair])]
 
 
 def _by_seed(results: list[experiments.ExperimentResult]
@@ -316,11 +295,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         f"{seeds}, {jobs} worker process{'es' if jobs > 1 else ''}")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
-        def convergence(results: list) -> None:
-            experiments.convergence_figure(results).savefig(
-                args.out / f"convergence.{args.format}", dpi=120)
-
-        results = _run_all(pairs, args, jobs, say, convergence)
+        results = _run_all(pairs, args, jobs, say)
+        experiments.convergence_figure(results).savefig(
+            args.out / f"convergence.{args.format}", dpi=120)
         experiments.write_table(experiments.summarize(results),
                                 args.out / "summary.csv", args.out / "summary.md")
         if args.seeds > 1:  # the Markdown table: median [min, max] over seeds

@@ -17,8 +17,9 @@ every snapshot of the network against it.  Its modules, in reading order:
 
 ===============  ==============================================================
 ``pool``         local worker processes: :func:`cpu_count`,
-                 :func:`single_threaded_blas`, and the split of the
-                 networks into ensembles (:func:`plan_ensembles`)
+                 :func:`single_threaded_blas`, :func:`worker_context`, and
+                 the split of the networks into ensembles
+                 (:func:`plan_ensembles`)
 ``recipes``      how to train: :class:`Recipe`, and :data:`RECIPES`
                  (``original``, ``textbook``, ``covering``)
 ``runs``         :func:`run`: train by a recipe, measure each snapshot (the
@@ -82,6 +83,7 @@ from .pool import (
     makespan,
     plan_ensembles,
     single_threaded_blas,
+    worker_context,
 )
 from .recipes import (
     COVERING,
@@ -173,5 +175,6 @@ __all__ = [
     "tail_crossing",
     "tail_mass",
     "tail_mass_figure",
+    "worker_context",
     "write_table",
 ]

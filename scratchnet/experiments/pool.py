@@ -6,28 +6,34 @@ worker processes at once, threads only compete for the same cores.  The
 command line and :func:`scratchnet.experiments.sweep` therefore set up their
 local process pools the same way: one worker per core this process may use
 (:func:`cpu_count`), each started with one BLAS thread
-(:func:`single_threaded_blas`).
+(:func:`single_threaded_blas`), forked from a server process that has
+imported the library once (:func:`worker_context`).
 
 How the command line splits its networks into ensembles for those workers
 (:func:`plan_ensembles`) rests on a cost model of the engine's step
 (:func:`ensemble_seconds`): a fixed part per step of an ensemble, whatever
 its size, and a part per member proportional to its matrix products.  Two
 small ensembles pay the fixed part twice; one big one may leave a core
-idle: the split whose busiest worker finishes first wins.
+idle: the split whose busiest worker finishes first wins.  Each worker then
+takes its shorter ensembles first, so the ones still training at the end,
+whose figures are drawn last, are few.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import multiprocessing
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from multiprocessing.context import BaseContext
 from typing import Any, Optional
 
 from .recipes import Recipe, get_recipe
 
 __all__ = ["BLAS_THREAD_VARIABLES", "MAC_SECONDS", "STEP_SECONDS", "cpu_count",
-           "ensemble_seconds", "makespan", "plan_ensembles", "single_threaded_blas"]
+           "ensemble_seconds", "makespan", "plan_ensembles", "single_threaded_blas",
+           "worker_context"]
 
 #: The cost model of a training step on the engine, measured on a 2-core
 #: x86-64 machine (1-64-64-2 networks, batch 64, Adam): about 100 µs per step
@@ -60,6 +66,39 @@ def cpu_count() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def worker_context() -> BaseContext:
+    """How worker processes start: forked from a server that imported the library.
+
+    Where the platform has it (Linux, macOS), the ``"forkserver"`` start
+    method with :mod:`scratchnet.experiments` preloaded: the server process
+    imports NumPy and the library once (about 0.4 s of a core) and each
+    worker is a fork of it, a few milliseconds; elsewhere (Windows)
+    ``"spawn"``, where each worker imports them itself.  Both start from a
+    fresh interpreter, so no thread or lock of this process is inherited.
+    The server is started by the first pool that needs a worker and keeps
+    the environment of that moment (the BLAS thread count of
+    :func:`single_threaded_blas`).
+
+    Returns
+    -------
+    multiprocessing.context.BaseContext
+        For ``ProcessPoolExecutor(mp_context=...)``.
+
+    Examples
+    --------
+    >>> import multiprocessing
+    >>> import scratchnet as sn
+    >>> sn.experiments.worker_context().get_start_method() in (
+    ...     multiprocessing.get_all_start_methods())
+    True
+    """
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["scratchnet.experiments"])
+    return context
 
 
 @contextlib.contextmanager
@@ -132,16 +171,18 @@ def ensemble_seconds(recipe: Recipe, steps: int, members: int) -> float:
     return steps * (STEP_SECONDS + members * macs * MAC_SECONDS[recipe.dtype])
 
 
-def makespan(costs: Sequence[float], jobs: int) -> float:
-    """When the busiest of ``jobs`` workers ends, given the costs in any order.
+def makespan(costs: Sequence[float], jobs: int, *, in_order: bool = False) -> float:
+    """When the busiest of ``jobs`` workers ends.
 
-    The costs go, longest first, to the worker that is free first: what a
-    process pool does with work submitted longest first.
+    Each cost goes to the worker that is free first: what a process pool
+    does with work in the order it was submitted.
 
     Parameters
     ----------
     costs : sequence of float
     jobs : int
+    in_order : bool, default False
+        Take the costs in the order given; by default, longest first.
 
     Returns
     -------
@@ -150,13 +191,22 @@ def makespan(costs: Sequence[float], jobs: int) -> float:
     Examples
     --------
     >>> from scratchnet.experiments import makespan
-    >>> makespan([3.0, 2.0, 2.0, 1.0], jobs=2)   # 3 + 1 beside 2 + 2
+    >>> makespan([1.0, 2.0, 3.0, 2.0], jobs=2)   # 3 + 1 beside 2 + 2
     4.0
+    >>> makespan([1.0, 1.0, 4.0], jobs=2, in_order=True)  # 1 + 4 beside 1
+    5.0
     """
-    free = [0.0] * jobs
-    for cost in sorted(costs, reverse=True):
-        free[free.index(min(free))] += cost
-    return max(free)
+    return max(_schedule(costs if in_order else sorted(costs, reverse=True), jobs)[1])
+
+
+def _schedule(costs: Sequence[float], jobs: int) -> tuple[list[int], list[float]]:
+    """The worker each cost goes to, in order, and when each worker ends."""
+    free, workers = [0.0] * jobs, []
+    for cost in costs:
+        worker = free.index(min(free))
+        workers.append(worker)
+        free[worker] += cost
+    return workers, free
 
 
 def plan_ensembles(groups: Mapping[str, Sequence[Any]], jobs: int, *,
@@ -179,18 +229,22 @@ def plan_ensembles(groups: Mapping[str, Sequence[Any]], jobs: int, *,
     Returns
     -------
     list of (recipe name, list of members)
-        The ensembles, the longest first (the order to submit them in).
+        The ensembles in the order to submit them in: dealt longest first to
+        the worker free first, then each worker's shortest first, where that
+        ends as early under :func:`makespan` (the ensembles still training at
+        the end are then the long ones, started first: fewer figures left to
+        draw when the last one ends).
 
     Examples
     --------
     The default run on 2 cores: ``original``'s three networks as 2 + 1, and
-    ``covering``'s three (10,000 steps each) in one ensemble beside the one:
+    ``covering``'s three (10,000 steps each) in one ensemble, before the one:
 
     >>> from scratchnet.experiments import plan_ensembles
     >>> plan = plan_ensembles({"original": ["a", "b", "c"],
     ...                        "covering": ["a", "b", "c"]}, jobs=2)
     >>> [(recipe, members) for recipe, members in plan]
-    [('original', ['a', 'c']), ('original', ['b']), ('covering', ['a', 'b', 'c'])]
+    [('original', ['a', 'c']), ('covering', ['a', 'b', 'c']), ('original', ['b'])]
     """
     recipes = {name: get_recipe(name) for name in groups}
 
@@ -206,4 +260,18 @@ def plan_ensembles(groups: Mapping[str, Sequence[Any]], jobs: int, *,
         key = (round(makespan([cost(u) for u in units], jobs), 6), len(units))
         if not best or key < best[0]:
             best = (key, units)
-    return sorted(best[1], key=cost, reverse=True)
+    units = sorted(best[1], key=cost, reverse=True)
+    costs = [cost(u) for u in units]
+    workers, _ = _schedule(costs, jobs)
+    # each worker's queue, shortest first; submitted in the order of their starts
+    starts, queues = [], [sorted((i for i, w in enumerate(workers) if w == k),
+                                 key=lambda i: costs[i]) for k in range(jobs)]
+    for queue in queues:
+        start = 0.0
+        for i in queue:
+            starts.append((start, len(starts), i))
+            start += costs[i]
+    order = [i for _, _, i in sorted(starts)]
+    if makespan([costs[i] for i in order], jobs, in_order=True) <= best[0][0]:
+        return [units[i] for i in order]
+    return units

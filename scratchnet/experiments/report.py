@@ -1,4 +1,4 @@
-r"""Reports of finished runs: tables, figures, and the command line's unit of work.
+r"""Reports of finished runs: tables and figures.
 
 :func:`summarize` collects the metric rows of runs (all snapshots, or a
 few), :func:`format_table` and :func:`write_table` print and save them,
@@ -7,9 +7,8 @@ few), :func:`format_table` and :func:`write_table` print and save them,
 (:data:`ORIGINAL_REPORTED`, from Yudi Xie, "How do we interpret the outputs
 of a neural network trained on classification?", 2024, cited in the figures as
 :data:`~scratchnet.experiments.recipes.ORIGINAL_STUDY`), and
-:func:`run_and_plot` trains and draws in one call, as each worker process of
-the command line does.  Every function checks its arguments before NumPy or
-matplotlib sees them.
+:func:`run_and_plot` trains and draws in one call.  Every function checks
+its arguments before NumPy or matplotlib sees them.
 """
 
 from __future__ import annotations
@@ -372,7 +371,8 @@ def save_posterior_figure(results: Union[ExperimentResult, Sequence[ExperimentRe
                           path: Union[str, Path]) -> float:
     """Save :func:`posterior_figure` of ``results`` to ``path``; return the seconds.
 
-    A unit of work of the command line's worker processes.
+    The command line calls it for each task and recipe as soon as all its
+    seeds are trained.
 
     Parameters
     ----------
@@ -405,9 +405,6 @@ def run_and_plot(task: str, recipe: str, path: Union[str, Path], *,
                  seeds: Union[int, Sequence[int], None] = None
                  ) -> Union[ExperimentResult, list[ExperimentResult]]:
     """:func:`run`, then save its :func:`posterior_figure` to ``path``.
-
-    The unit of work of the command line's worker processes (drawing there
-    keeps the figures in parallel too).
 
     Parameters
     ----------

@@ -32,14 +32,13 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
 from .grids import STUDY_TASKS, SWEEP_COLUMNS, Grid, Unit, run_unit
-from .pool import cpu_count, single_threaded_blas
+from .pool import cpu_count, single_threaded_blas, worker_context
 
 __all__ = ["DEFAULT_SWEEP", "SUMMARY_COLUMNS", "SWEEP_METRICS", "Sweep", "sweep"]
 
@@ -428,7 +427,7 @@ def _executor(jobs: Optional[int], scheduler: Any) -> Iterator[tuple]:
                                               for i, u in enumerate(units))
         return
     with single_threaded_blas(), ProcessPoolExecutor(
-            jobs, mp_context=get_context("spawn")) as pool:
+            jobs, mp_context=worker_context()) as pool:
         def run_all(units: list[Unit]) -> Iterator[tuple]:
             futures = {pool.submit(run_unit, unit): i for i, unit in enumerate(units)}
             for future in as_completed(futures):
