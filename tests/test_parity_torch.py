@@ -316,8 +316,9 @@ def test_the_original_recipe_is_the_pytorch_loop_given_the_same_draws():
     same draws (its ``draws="scratchnet"``: scratchnet's initial weights, sample
     and batch order for the seed): the same network, batches, loss and Adam give
     the same max |q - P| at every snapshot, within float32 rounding (measured to
-    500 steps: at most 9e-7 over 36 networks; later, rounding differences grow
-    and the runs drift apart, while their distributions over seeds stay alike)."""
+    200 steps: at most 1.2e-7 over 36 networks; later, rounding differences
+    grow and the runs drift apart, while their distributions over seeds stay
+    alike)."""
     import importlib.util
     from pathlib import Path
 
