@@ -319,8 +319,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 # --- python -m scratchnet sweep ------------------------------------------------------
 
-# measured: 71.5 and 76.0 s wall on a quiet 2-core machine, 69.6 s at load average 2.5
-_DEFAULT_SWEEP_TIME = "70-80 s"
+# measured: 71.5 and 76.0 s wall on a quiet 2-core machine, 69.6 s at load average 2.5;
+# 55.3 s in a later session (forked workers)
+_DEFAULT_SWEEP_TIME = "55-80 s"
 
 
 def _axis(name: str) -> Callable[[str], tuple]:
