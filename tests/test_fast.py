@@ -444,3 +444,18 @@ def test_the_optimizer_skips_its_check_only_when_asked():
     assert params["w"][0] == 1.0 and opt.steps == 0
     opt.step({"w": np.array([np.nan])}, check_finite=False)  # the caller checked
     assert np.isnan(params["w"][0]) and opt.steps == 1
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_predictions_in_blocks_match_the_chapter(dtype, rtol):
+    """More rows than fast.mlp.PREDICT_ROWS go through the layers in equal blocks
+    (here 3 of 1,667 rows): every row's probabilities are the chapter MLP's."""
+    from scratchnet.fast.mlp import PREDICT_ROWS
+
+    x = np.random.default_rng(3).normal(0.0, 3.0, size=(2 * PREDICT_ROWS + 905, 1))
+    ref = sn.MLP([1, 16, 16, 3], rng=5, init="torch", dtype=dtype)
+    eng = sn.fast.MLP([1, 16, 16, 3], rng=5, init="torch", dtype=dtype)
+    np.testing.assert_allclose(eng.predict_proba(x), ref.predict_proba(x), rtol=rtol,
+                               atol=0)
+    np.testing.assert_allclose(eng.predict_log_proba(x), ref.predict_log_proba(x),
+                               rtol=rtol, atol=0)

@@ -16,6 +16,13 @@ engineered for small, fast steps:
   :mod:`scratchnet.fast.kernels` write into them).
 * **Fused loss.**  With the default cross-entropy, ``loss_and_grads`` turns
   the logits into their gradient in place (one softmax).
+* **Predictions in blocks.**  ``predict_proba`` and ``predict_log_proba``
+  on many inputs run the layers on ``PREDICT_ROWS`` rows at a time, so
+  that a block's activations stay in the core's cache from one layer to the
+  next (on 15,872 inputs of one feature through 64-64 float32 layers,
+  12.0 ms in one pass, 6.7 ms in 8 blocks; on 4,101, 2.8 and 1.8 ms).  The
+  numbers agree with one pass to rounding (BLAS may sum a product's terms
+  in another order for another number of rows).
 
 ``tests/test_fast.py`` pins it to the reference: the same forward, backward
 and gradients, and 1,000 steps of SGD and Adam ending within 1e-10.
@@ -48,6 +55,10 @@ __all__ = ["MLP", "FlatParams"]
 _KERNELS = {"relu": (relu_into, relu_backward_into),
             "tanh": (tanh_into, tanh_backward_into)}
 _MAX_CACHED_BATCH_SIZES = 4
+
+#: Rows per block of a prediction: 2,048 rows of 64 float32 activations are
+#: 512 KiB, about one core's L2 cache.
+PREDICT_ROWS = 2048
 
 Layout = Tuple[Tuple[str, Tuple[int, ...]], ...]
 
@@ -327,7 +338,15 @@ class MLP(mlp.MLP):
         return value, self._backward(logits)
 
     def _predict_logits(self, x: Any) -> np.ndarray:
-        return self._forward(self._check_x(x), None)
+        x = self._check_x(x)
+        if len(x) <= PREDICT_ROWS:
+            return self._forward(x, None)
+        logits = np.empty((len(x), self.sizes[-1]), self.dtype)
+        size = -(-len(x) // -(-len(x) // PREDICT_ROWS))  # equal blocks, at most that
+        for start in range(0, len(x), size):  # a block's activations stay in cache
+            rows = slice(start, start + size)
+            logits[rows] = self._forward(x[rows], None)
+        return logits
 
 
 def _out(buffer: Any, n: int, W: np.ndarray, dtype: Any) -> np.ndarray:
