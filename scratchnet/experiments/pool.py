@@ -25,6 +25,7 @@ import contextlib
 import itertools
 import multiprocessing
 import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from multiprocessing.context import BaseContext
 from typing import Any, Optional
@@ -71,15 +72,16 @@ def cpu_count() -> int:
 def worker_context() -> BaseContext:
     """How worker processes start: forked from a server that imported the library.
 
-    Where the platform has it (Linux, macOS), the ``"forkserver"`` start
-    method with :mod:`scratchnet.experiments` preloaded: the server process
-    imports NumPy and the library once (about 0.4 s of a core) and each
-    worker is a fork of it, a few milliseconds; elsewhere (Windows)
-    ``"spawn"``, where each worker imports them itself.  Both start from a
-    fresh interpreter, so no thread or lock of this process is inherited.
-    The server is started by the first pool that needs a worker and keeps
-    the environment of that moment (the BLAS thread count of
-    :func:`single_threaded_blas`).
+    On Linux, the ``"forkserver"`` start method with
+    :mod:`scratchnet.experiments` preloaded: the server process imports NumPy
+    and the library once (about 0.4 s of a core) and each worker is a fork
+    of it, a few milliseconds.  Elsewhere ``"spawn"``, where each worker
+    imports them itself (on macOS, system libraries such as Accelerate are
+    not safe to use in a forked child: Python's own default there is
+    ``"spawn"``).  Both start from a fresh interpreter, so no thread or lock
+    of this process is inherited.  The server is started by the first pool
+    that needs a worker and keeps the environment of that moment (the BLAS
+    thread count of :func:`single_threaded_blas`).
 
     Returns
     -------
@@ -88,13 +90,13 @@ def worker_context() -> BaseContext:
 
     Examples
     --------
-    >>> import multiprocessing
+    >>> import sys
     >>> import scratchnet as sn
-    >>> sn.experiments.worker_context().get_start_method() in (
-    ...     multiprocessing.get_all_start_methods())
+    >>> method = sn.experiments.worker_context().get_start_method()
+    >>> method == ("forkserver" if sys.platform.startswith("linux") else "spawn")
     True
     """
-    if "forkserver" not in multiprocessing.get_all_start_methods():
+    if not sys.platform.startswith("linux"):
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["scratchnet.experiments"])
