@@ -19,7 +19,10 @@ thread, sparse-tail, seed 0) for STEPS steps in the same invocation, just
 after the scratchnet study, and prints the study's time in units of that
 run scaled to the study's step count: a machine-independent ratio (the
 study's target of 120 s on 2 cores was set on a machine where a 50,000-step
-run of the original code took about 60 s, a ratio of 2.0).
+run of the original code took about 60 s, a ratio of 2.0).  It times the
+transcription twice: with its batches indexed out of the sample, and with
+them collated by a ``DataLoader`` as the study's code does (the same
+batches' distribution, about 1.4 times slower per step).
 
 scratchnet trains 12 seeds of each of the three tasks with the ``original``
 recipe (50,000 steps each: 1.8 million network-steps) on the ensemble engine,
@@ -138,14 +141,16 @@ def torch_study(args: argparse.Namespace) -> tuple[dict, float, bool] | None:
     return errors, time.perf_counter() - start, False
 
 
-def torch_run_seconds(steps: int) -> float:
-    """Wall seconds of one PyTorch transcription run (one thread) of ``steps``."""
+def torch_run_seconds(steps: int, batching: str = "slices") -> float:
+    """Wall seconds of one PyTorch transcription run (one thread) of ``steps``,
+    its batches indexed out of the sample ("slices") or collated by a
+    ``DataLoader`` as the study's code does ("dataloader")."""
     import torch
 
     torch.set_num_threads(1)
-    original_torch.run("sparse-tail", 0, steps=min(steps, 200))  # warm-up
-    start = time.perf_counter()
-    original_torch.run("sparse-tail", 0, steps=steps)
+    original_torch.run("sparse-tail", 0, steps=min(steps, 200), batching=batching)
+    start = time.perf_counter()  # after a warm-up
+    original_torch.run("sparse-tail", 0, steps=steps, batching=batching)
     return time.perf_counter() - start
 
 
@@ -223,10 +228,14 @@ def main_bench() -> None:
               f"({networks * args.steps / seconds:,.0f} network-steps/s; load average "
               f"{before} before, {_load()} after)", flush=True)
     if args.torch_timing and seconds:
-        one_run = torch_run_seconds(args.torch_timing) * args.steps / args.torch_timing
-        print(f"one PyTorch transcription run of {args.steps:,} steps (one thread, "
-              f"timed over {args.torch_timing:,} steps): {one_run:.1f} s; the study "
-              f"took {seconds / one_run:.2f} such runs", flush=True)
+        for batching, how in (("slices", "batches indexed out of the sample"),
+                              ("dataloader", "batches from a DataLoader, as the "
+                               "study's code")):
+            one_run = (torch_run_seconds(args.torch_timing, batching) * args.steps
+                       / args.torch_timing)
+            print(f"one PyTorch transcription run of {args.steps:,} steps ({how}; one "
+                  f"thread, timed over {args.torch_timing:,} steps): {one_run:.1f} s; "
+                  f"the study took {seconds / one_run:.2f} such runs", flush=True)
     if args.against:
         print(f"\nreference: scratchnet's own seeds from {args.against}\n")
         verdict = compare(ours, read_summary(args.against), args.steps,
