@@ -6,8 +6,8 @@ worker processes at once, threads only compete for the same cores.  The
 command line and :func:`scratchnet.experiments.sweep` therefore set up their
 local process pools the same way: one worker per core this process may use
 (:func:`cpu_count`), each started with one BLAS thread
-(:func:`single_threaded_blas`), forked from a server process that has
-imported the library once (:func:`worker_context`).
+(:func:`single_threaded_blas`), on Linux forked from a server process that
+has imported the library once (:func:`worker_context`).
 
 How the command line splits its networks into ensembles for those workers
 (:func:`plan_ensembles`) rests on a cost model of the engine's step
