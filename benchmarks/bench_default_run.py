@@ -77,13 +77,10 @@ def main() -> None:
         print("PyTorch is not installed: no reference run")
         return
     sys.path.insert(0, str(HERE))
-    from bench_seed_study import torch_run_seconds
+    from bench_seed_study import REFERENCES, torch_run_seconds
 
-    for batching, how in (("slices", "batches indexed out of the sample"),
-                          ("dataloader", "batches from a DataLoader, as the study's "
-                           "code")):
-        one_run = torch_run_seconds(args.torch_timing, batching) * 50_000 / (
-            args.torch_timing)
+    for batching, how in REFERENCES:
+        one_run = torch_run_seconds(args.torch_timing, batching)
         print(f"one PyTorch transcription run of 50,000 steps ({how}; one thread, "
               f"timed over {args.torch_timing:,} steps; load average {load()}): "
               f"{one_run:.1f} s")

@@ -141,17 +141,30 @@ def torch_study(args: argparse.Namespace) -> tuple[dict, float, bool] | None:
     return errors, time.perf_counter() - start, False
 
 
-def torch_run_seconds(steps: int, batching: str = "slices") -> float:
-    """Wall seconds of one PyTorch transcription run (one thread) of ``steps``,
-    its batches indexed out of the sample ("slices") or collated by a
-    ``DataLoader`` as the study's code does ("dataloader")."""
+def torch_run_seconds(steps: int, batching: str = "slices", total: int = 50_000
+                      ) -> float:
+    """Wall seconds of one PyTorch transcription run (one thread) of ``total``
+    steps and the study's 12 snapshots, estimated from ``steps`` timed steps
+    (no snapshot among them) plus 12 timed snapshot evaluations.  Its batches
+    indexed out of the sample ("slices"), collated by a ``DataLoader``
+    ("dataloader"), or the whole of the study's step ("study"): see
+    ``original_torch.py``."""
     import torch
 
     torch.set_num_threads(1)
     original_torch.run("sparse-tail", 0, steps=min(steps, 200), batching=batching)
     start = time.perf_counter()  # after a warm-up
-    original_torch.run("sparse-tail", 0, steps=steps, batching=batching)
-    return time.perf_counter() - start
+    original_torch.run("sparse-tail", 0, steps=steps, batching=batching, snapshots=())
+    per_step = (time.perf_counter() - start) / steps
+    snapshots = [s for s in original_torch.SNAPSHOTS if s <= total]
+    return per_step * total + len(snapshots) * original_torch.snapshot_seconds(batching)
+
+
+#: The references timed: (batching, how the report names it).
+REFERENCES = (("slices", "batches indexed out of the sample"),
+              ("dataloader", "batches collated by a DataLoader"),
+              ("study", "the study's whole step: its item-by-item dataset, "
+               "loss.item(), a test pass at each snapshot"))
 
 
 def compare(ours: dict, theirs: dict, steps: int,
@@ -228,11 +241,8 @@ def main_bench() -> None:
               f"({networks * args.steps / seconds:,.0f} network-steps/s; load average "
               f"{before} before, {_load()} after)", flush=True)
     if args.torch_timing and seconds:
-        for batching, how in (("slices", "batches indexed out of the sample"),
-                              ("dataloader", "batches from a DataLoader, as the "
-                               "study's code")):
-            one_run = (torch_run_seconds(args.torch_timing, batching) * args.steps
-                       / args.torch_timing)
+        for batching, how in REFERENCES:
+            one_run = torch_run_seconds(args.torch_timing, batching, args.steps)
             print(f"one PyTorch transcription run of {args.steps:,} steps ({how}; one "
                   f"thread, timed over {args.torch_timing:,} steps): {one_run:.1f} s; "
                   f"the study took {seconds / one_run:.2f} such runs", flush=True)

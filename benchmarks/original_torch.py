@@ -14,8 +14,15 @@ from its code:
   sample every epoch, taken in order; by default the indices are sliced here
   instead of collated one sample at a time, which changes the speed, not the
   batches: ``batching="dataloader"`` (``--batching dataloader``) feeds the
-  same orders through a ``DataLoader``, as the study's code does, about 1.4
-  times slower per step);
+  same orders through a ``DataLoader``, about 1.4 times slower per step, and
+  ``batching="study"`` does all the work the study's code does at a step: a
+  map-style dataset of NumPy arrays read item by item (one float64 input and
+  one int64 label per index) and collated by the ``DataLoader``, the batch
+  cast with ``.float().unsqueeze(1)``, a running loss read with
+  ``loss.item()`` after every step, and at each snapshot the test accuracy
+  on a second sample of 10,000 points in batches of 64: the cost of the
+  study's loop as it runs, the reference the issue's "about 60 s per run"
+  describes);
 * the mean cross-entropy and Adam with its defaults (lr 1e-3, betas
   (0.9, 0.999), eps 1e-8), 50,000 batches;
 * at each snapshot, the softmax on 100 evenly spaced points of [-4, 7],
@@ -41,6 +48,8 @@ import math
 
 import numpy as np
 
+#: How batches are made: see the module's docstring.
+BATCHINGS = ("slices", "dataloader", "study")
 SNAPSHOTS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000)
 EVAL_X = np.linspace(-4.0, 7.0, 100)
 #: (mu1, sigma1, mu2, sigma2) of the study's three settings.
@@ -81,17 +90,19 @@ def run(task: str, seed: int, steps: int = 50_000, n: int = 100_000,
 
     ``draws``: "torch" (PyTorch's generator seeded with ``seed``, NumPy's for
     the sample) or "scratchnet" (:func:`scratchnet_draws`).  ``batching``:
-    "slices" (each batch indexed out of the sample at once) or "dataloader"
+    "slices" (each batch indexed out of the sample at once), "dataloader"
     (a ``DataLoader`` collating sample by sample, in each epoch's order from
     the same source: with ``draws="scratchnet"`` the same batches, more
     slowly; with PyTorch's draws the loader also takes a seed from PyTorch's
-    generator each epoch, so the orders differ, not their distribution)."""
+    generator each epoch, so the orders differ, not their distribution) or
+    "study" (the study's whole step, see the module's docstring: the same
+    batches as "dataloader", with its extra work)."""
     import torch
 
     if draws not in ("torch", "scratchnet"):
         raise ValueError(f"draws must be 'torch' or 'scratchnet'; got {draws!r}")
-    if batching not in ("slices", "dataloader"):
-        raise ValueError(f"batching must be 'slices' or 'dataloader'; got {batching!r}")
+    if batching not in BATCHINGS:
+        raise ValueError(f"batching must be one of {BATCHINGS}; got {batching!r}")
     torch.manual_seed(seed)
     net = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.ReLU(),
                               torch.nn.Linear(64, 64), torch.nn.ReLU(),
@@ -113,34 +124,97 @@ def run(task: str, seed: int, steps: int = 50_000, n: int = 100_000,
 
         def new_order() -> torch.Tensor:
             return torch.from_numpy(batch_rng.permutation(n))
-    xs = torch.tensor(x, dtype=torch.float32).reshape(-1, 1)
-    cs = torch.tensor(c, dtype=torch.long)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     loss_fn = torch.nn.CrossEntropyLoss()
     eval_x = torch.tensor(EVAL_X, dtype=torch.float32).reshape(-1, 1)
     truth = posterior(task, EVAL_X)
-    errors = {}
-    batches = _batches(xs, cs, new_order, batching)
+    study = batching == "study"
+    test = _test_loader(task, seed) if study else None
+    errors, running_loss = {}, 10.0
+    batches = _batches(x, c, new_order, batching)
     for step in range(1, steps + 1):
         xb, cb = next(batches)
         opt.zero_grad()
         loss = loss_fn(net(xb), cb)
         loss.backward()
         opt.step()
+        if study:  # the study's running loss, read at every step
+            running_loss = loss.item() * 0.1 + running_loss * 0.9
         if step in snapshots:
-            with torch.no_grad():
-                q = torch.softmax(net(eval_x), dim=1).double().numpy()
-            errors[step] = float(np.abs(q - truth).max())
+            errors[step] = _snapshot(net, eval_x, truth, test)
     return errors
 
 
-def _batches(xs, cs, new_order, batching: str):
-    """Endless batches of 64 in each epoch's order ``new_order()``, the last
-    partial batch of an epoch kept."""
+def _snapshot(net, eval_x, truth: np.ndarray, test=None) -> float:
+    """max |q - P| on EVAL_X; with ``test`` (the study's loop) its test
+    accuracy pass first, over 10,000 points in batches of 64."""
     import torch
 
-    n = len(xs)
+    with torch.inference_mode():
+        if test is not None:
+            correct = 0
+            for xb, cb in test:
+                correct += (net(xb.float().unsqueeze(1)).argmax(1) == cb).sum().item()
+        q = torch.softmax(net(eval_x), dim=1).double().numpy()
+    return float(np.abs(q - truth).max())
+
+
+def _test_loader(task: str, seed: int):
+    """The study's second sample, 10,000 points, in batches of 64 (in order)."""
+    import torch
+
+    rng = np.random.default_rng([seed, 1])
+    mu1, s1, mu2, s2 = TASKS[task]
+    c = rng.integers(0, 2, 10_000)
+    x = np.where(c == 0, rng.normal(mu1, s1, c.size), rng.normal(mu2, s2, c.size))
+    return torch.utils.data.DataLoader(_ItemByItem(x, c), batch_size=64)
+
+
+def snapshot_seconds(batching: str = "slices", repeats: int = 5) -> float:
+    """Seconds of one snapshot's evaluation (the median of ``repeats``), to
+    add to a run timed without snapshots."""
+    import statistics
+    import time
+
+    import torch
+
+    net = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.ReLU(),
+                              torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                              torch.nn.Linear(64, 2))
+    eval_x = torch.tensor(EVAL_X, dtype=torch.float32).reshape(-1, 1)
+    truth = posterior("sparse-tail", EVAL_X)
+    test = _test_loader("sparse-tail", 0) if batching == "study" else None
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        _snapshot(net, eval_x, truth, test)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+class _ItemByItem:
+    """A map-style dataset over NumPy arrays, as the study's: item ``i`` is
+    ``(x[i], c[i])``, a float64 and an int64, collated by the DataLoader."""
+
+    def __init__(self, x: np.ndarray, c: np.ndarray) -> None:
+        self.x, self.c = np.asarray(x, np.float64), np.asarray(c, np.int64)
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, i: int) -> tuple:
+        return self.x[i], self.c[i]
+
+
+def _batches(x: np.ndarray, c: np.ndarray, new_order, batching: str):
+    """Endless batches of 64 in each epoch's order ``new_order()``, the last
+    partial batch of an epoch kept: (float32 inputs (B, 1), int64 labels)."""
+    import torch
+
+    n = len(x)
     if batching == "slices":
+        xs = torch.tensor(x, dtype=torch.float32).reshape(-1, 1)
+        cs = torch.tensor(c, dtype=torch.long)
         while True:
             order = new_order()
             for start in range(0, n, 64):
@@ -156,10 +230,18 @@ def _batches(xs, cs, new_order, batching: str):
         def __len__(self) -> int:
             return n
 
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(xs, cs),
-                                         batch_size=64, sampler=Orders())
-    while True:
-        yield from loader
+    if batching == "dataloader":
+        dataset = torch.utils.data.TensorDataset(
+            torch.tensor(x, dtype=torch.float32).reshape(-1, 1),
+            torch.tensor(c, dtype=torch.long))
+        while True:
+            yield from torch.utils.data.DataLoader(dataset, batch_size=64,
+                                                   sampler=Orders())
+    loader = torch.utils.data.DataLoader(_ItemByItem(x, c), batch_size=64,
+                                         sampler=Orders())
+    while True:  # the study's batches: float64 items, cast after collation
+        for xb, cb in loader:
+            yield xb.float().unsqueeze(1), cb
 
 
 def study(tasks, seeds, steps: int = 50_000, jobs: int = 1, draws: str = "torch",
@@ -205,10 +287,12 @@ if __name__ == "__main__":
                         help="the random numbers: PyTorch's (default), or the "
                         "initial weights, sample and batch orders scratchnet's "
                         "original recipe draws for the same seed (paired)")
-    parser.add_argument("--batching", choices=("slices", "dataloader"),
+    parser.add_argument("--batching", choices=BATCHINGS,
                         default="slices", help="index each batch out of the sample "
-                        "(default), or collate it in a DataLoader as the study's "
-                        "code does (the same batches' distribution, slower)")
+                        "(default), collate it in a DataLoader, or do all the "
+                        "study's code does at a step (its item-by-item dataset, "
+                        "loss.item(), a test pass at each snapshot): the same "
+                        "batches' distribution, slower")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     tasks = args.tasks.split(",")
