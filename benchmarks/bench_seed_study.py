@@ -19,10 +19,12 @@ thread, sparse-tail, seed 0) for STEPS steps in the same invocation, just
 after the scratchnet study, and prints the study's time in units of that
 run scaled to the study's step count: a machine-independent ratio (the
 study's target of 120 s on 2 cores was set on a machine where a 50,000-step
-run of the original code took about 60 s, a ratio of 2.0).  It times the
-transcription twice: with its batches indexed out of the sample, and with
-them collated by a ``DataLoader`` as the study's code does (the same
-batches' distribution, about 1.4 times slower per step).
+run of the original code took about 60 s, a ratio of 2.0).  It times three
+references: the transcription with its batches indexed out of the sample
+(the fastest), with them collated by a ``DataLoader``, and with the whole of
+the study's step (its item-by-item dataset, ``loss.item()`` at every step, a
+test pass at each snapshot: the original code's own cost, the one the
+target's 60 s describes).
 
 scratchnet trains 12 seeds of each of the three tasks with the ``original``
 recipe (50,000 steps each: 1.8 million network-steps) on the ensemble engine,

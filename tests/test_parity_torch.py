@@ -319,14 +319,7 @@ def test_the_original_recipe_is_the_pytorch_loop_given_the_same_draws():
     200 steps: at most 1.2e-7 over 36 networks; later, rounding differences
     grow and the runs drift apart, while their distributions over seeds stay
     alike)."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "original_torch.py"
-    spec = importlib.util.spec_from_file_location("original_torch", path)
-    original_torch = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(original_torch)
-    torch.set_num_threads(1)
+    original_torch = _original_torch()
     for task, seed in (("separated", 3), ("sparse-tail", 5)):
         theirs = original_torch.run(task, seed, steps=200, draws="scratchnet")
         ours = {row["step"]: row["max_abs_error"]
@@ -335,3 +328,28 @@ def test_the_original_recipe_is_the_pytorch_loop_given_the_same_draws():
         assert set(theirs) <= set(ours) and len(theirs) == 5
         for step, error in theirs.items():
             assert abs(ours[step] - error) <= 2e-6, (task, step, ours[step], error)
+
+
+def test_the_study_loop_transcription_sees_the_same_batches():
+    """``batching="study"`` (the study's item-by-item dataset, collated by a
+    DataLoader, with its per-step ``loss.item()`` and snapshot test pass) and
+    ``"dataloader"`` feed the loop the very batches that slicing does, given
+    the same orders: the same errors to the last bit.  A cheap reference is
+    only a fair yardstick for the study's time if it trains the same way."""
+    original_torch = _original_torch()
+    runs = [original_torch.run("unequal-variance", 2, steps=50, draws="scratchnet",
+                               batching=batching) for batching in original_torch.BATCHINGS]
+    assert len(runs[0]) == 3 and runs[1] == runs[0] and runs[2] == runs[0]
+
+
+def _original_torch():
+    """``benchmarks/original_torch.py`` as a module, PyTorch on one thread."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "original_torch.py"
+    spec = importlib.util.spec_from_file_location("original_torch", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.set_num_threads(1)
+    return module
