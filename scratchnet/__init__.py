@@ -14,7 +14,10 @@ The modules read in order, like chapters; each imports only those above it.
                      its gradient w.r.t. the model's outputs
 ``scoring``          proper and improper scoring rules: MSE (Brier score) and
                      the multi-class hinge loss, with their gradients
-``objectives``       loss objects (a loss beside its gradient), by name
+``readouts``         how a trained network's outputs become probabilities, per
+                     loss: softmax, sigmoid, the outputs themselves, the decision
+``objectives``       loss objects (a loss beside its gradient and its readout),
+                     by name
 ``gradcheck``        numerical_gradient, gradient_check (central differences)
 ``information``      entropy, cross-entropy of distributions, KL divergence,
                      Gibbs' inequality, expected KL
@@ -30,6 +33,7 @@ The modules read in order, like chapters; each imports only those above it.
 ``schedules``        learning-rate schedules t -> rate (StepLR, CosineAnnealingLR,
                      LinearLR warm-up, SequentialLR), as PyTorch's
 ``history``          History: what a training run records
+``batches``          where the batches come from: a task, a dataset, a sampler
 ``train``            train_step (forward, backward, update) and train
 ``metrics``          the numbers behind the figures: calibration (ECE), Gaussian
                      fits by KL, loss landscapes, moving averages
@@ -54,6 +58,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 from . import (
+    batches,
     bayes,
     gaussian,
     gradcheck,
@@ -65,6 +70,7 @@ from . import (
     mlp,
     objectives,
     optim,
+    readouts,
     schedules,
     scoring,
     tasks,
@@ -126,6 +132,7 @@ __all__ = [
     "StepLR",
     "TwoLayerMLP",
     "__version__",
+    "batches",
     "bayes",
     "binary_cross_entropy_with_logits",
     "binary_cross_entropy_with_logits_grad",
@@ -163,6 +170,7 @@ __all__ = [
     "objectives",
     "one_hot",
     "optim",
+    "readouts",
     "schedules",
     "scoring",
     "sigmoid",

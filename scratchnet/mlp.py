@@ -9,7 +9,9 @@ maps and an elementwise activation :math:`\phi` (ReLU or tanh):
     a_0 = x, \qquad a_\ell = \phi(a_{\ell-1} W_\ell + b_\ell) \;\; (\ell < L),
     \qquad f(x) = a_{L-1} W_L + b_L ,
 
-and the softmax of the logits is the model's posterior :math:`q(C \mid x)`.
+and the outputs, read through the loss the model is trained with, are its
+posterior :math:`q(C \mid x)` (for the cross-entropy, the softmax of the
+logits).
 ``forward`` is literally that chain of :mod:`scratchnet.layers` forward
 functions, each keeping its cache; ``backward`` calls the matching backward
 functions in reverse order, and ``loss_and_grads`` puts a loss
@@ -28,7 +30,12 @@ from typing import Any, Dict, Sequence, Tuple
 
 import numpy as np
 
-from ._validation import as_float_array, as_generator, check_positive_int
+from ._validation import (
+    as_float_array,
+    as_generator,
+    check_float_dtype,
+    check_layer_sizes,
+)
 from .layers import (
     linear_backward,
     linear_forward,
@@ -38,7 +45,6 @@ from .layers import (
     tanh_forward,
 )
 from .objectives import get_loss
-from .softmax import log_sigmoid, log_softmax
 
 __all__ = ["INITS", "MLP", "TwoLayerMLP", "init_params"]
 
@@ -46,7 +52,6 @@ ACTIVATIONS = {"relu": (relu_forward, relu_backward),
                "tanh": (tanh_forward, tanh_backward)}
 #: The initialisation schemes of :func:`init_params`.
 INITS = ("xavier", "he", "torch")
-_DTYPES = "np.float32 or np.float64 (or 'float32', 'float64')"
 
 
 def init_params(sizes: Sequence[int], *, activation: str = "relu", init: str = "xavier",
@@ -92,13 +97,13 @@ def init_params(sizes: Sequence[int], *, activation: str = "relu", init: str = "
     >>> {k: v.shape for k, v in params.items()}, bool(abs(params["b2"]).max() <= 1 / 8)
     ({'W1': (1, 64), 'b1': (64,), 'W2': (64, 2), 'b2': (2,)}, True)
     """
-    sizes = _check_sizes(sizes)
+    sizes = check_layer_sizes(sizes)
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be 'relu' or 'tanh'; got {activation!r}")
     if init not in INITS:
         raise ValueError(f"init must be one of {', '.join(map(repr, INITS))}; "
                          f"got {init!r}")
-    dtype, rng = _check_dtype(dtype), as_generator(rng)
+    dtype, rng = check_float_dtype(dtype), as_generator(rng)
     params, num_layers = {}, len(sizes) - 1
     for layer, (fan_in, fan_out) in enumerate(zip(sizes, sizes[1:]), 1):
         gain2 = 2.0 if activation == "relu" and layer < num_layers else 1.0
@@ -113,28 +118,6 @@ def init_params(sizes: Sequence[int], *, activation: str = "relu", init: str = "
             b = np.zeros(fan_out)
         params[f"W{layer}"], params[f"b{layer}"] = W.astype(dtype), b.astype(dtype)
     return params
-
-
-def _check_sizes(sizes: Any) -> Tuple[int, ...]:
-    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__len__"):
-        raise TypeError(f"sizes must be a sequence of layer widths like [1, 64, 2]; "
-                        f"got {sizes!r}")
-    if len(sizes) < 2:
-        raise ValueError("sizes must list at least the input and output widths "
-                         f"(like [1, 64, 2]); got {list(sizes)}")
-    return tuple(check_positive_int(s, f"sizes[{i}]") for i, s in enumerate(sizes))
-
-
-def _check_dtype(dtype: Any) -> np.dtype:
-    try:  # None (which NumPy reads as float64) and bools are not dtypes here
-        resolved = None if dtype is None or isinstance(dtype, bool) else np.dtype(dtype)
-    except (TypeError, ValueError):
-        resolved = None
-    if resolved is None:
-        raise TypeError(f"dtype must be {_DTYPES}; got {dtype!r}")
-    if resolved not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be {_DTYPES}; got {resolved}")
-    return resolved
 
 
 class MLP:
@@ -155,12 +138,21 @@ class MLP:
         converted to it.
     init : {"xavier", "he", "torch"}, default "xavier"
         The initialisation scheme of :func:`init_params`.
+    loss : str or Loss, optional
+        The loss it is trained with, a name of
+        :data:`scratchnet.objectives.LOSSES` or a loss object: the default of
+        ``loss_and_grads`` and the *readout* of ``predict_proba``.  None is
+        ``"cross_entropy"``, or ``"binary_cross_entropy"`` for one output.
+        :func:`scratchnet.train` and :func:`scratchnet.train_step` given a
+        ``loss=`` set it.
 
     Attributes
     ----------
     params : dict of str to ndarray
         ``"W1", "b1", ..., "WL", "bL"``; ``W_l`` has shape
         :math:`(d_{l-1}, d_l)`, ``b_l`` shape :math:`(d_l,)`.
+    loss : Loss
+        The loss object, which turns outputs into probabilities.
     sizes, activation, init, dtype
         As given.
 
@@ -170,6 +162,9 @@ class MLP:
     output :math:`s` is the logit of class 1, :math:`q(1 \mid x) =
     \sigma(s)`, trained with ``loss="binary_cross_entropy"``; its
     ``predict_proba`` returns the two columns :math:`(\sigma(-s), \sigma(s))`.
+    A network trained with squared error reads its outputs themselves
+    (``loss="mse"``), one trained with the hinge loss only their arg-max
+    (:mod:`scratchnet.objectives`).
     Input (N,) is read as (N, 1) when :math:`d_0 = 1`; NaN or infinite input
     raises ``ValueError`` naming it.
 
@@ -185,16 +180,19 @@ class MLP:
 
     def __init__(self, sizes: Sequence[int], *, activation: str = "relu",
                  rng: Any = None, dtype: Any = np.float64,
-                 init: str = "xavier") -> None:
+                 init: str = "xavier", loss: Any = None) -> None:
         self.params = init_params(sizes, activation=activation, init=init, rng=rng,
                                   dtype=dtype)
-        self.sizes, self.dtype = _check_sizes(sizes), _check_dtype(dtype)
+        self.sizes, self.dtype = check_layer_sizes(sizes), check_float_dtype(dtype)
         self.activation, self.init = activation, init
+        self.loss = get_loss(loss, outputs=self.sizes[-1])
         self._cache: Any = None  # what the last forward kept for backward
 
     def _repr_options(self) -> str:
         extra = "" if self.dtype == np.float64 else f", dtype={self.dtype.name!r}"
         extra += "" if self.init == "xavier" else f", init={self.init!r}"
+        if type(self.loss) is not type(get_loss(None, outputs=self.sizes[-1])):
+            extra += f", loss={self.loss!r}"
         return f"activation={self.activation!r}{extra}"
 
     def __repr__(self) -> str:
@@ -304,7 +302,7 @@ class MLP:
             What the loss compares the outputs with (class indices for cross-entropy).
         loss : str or Loss, optional
             A name of :data:`scratchnet.objectives.LOSSES` or a loss object;
-            default ``"cross_entropy"``.
+            default ``self.loss``.
 
         Returns
         -------
@@ -319,7 +317,8 @@ class MLP:
         >>> sorted(grads)
         ['W1', 'W2', 'b1', 'b2']
         """
-        loss, logits = get_loss(loss, outputs=self.sizes[-1]), self.forward(x)
+        loss = self.loss if loss is None else get_loss(loss, outputs=self.sizes[-1])
+        logits = self.forward(x)
         value, dlogits = loss.loss_and_grad(logits, targets)
         return float(value), self.backward(dlogits)
 
@@ -340,7 +339,8 @@ class MLP:
         Returns
         -------
         log_probs : ndarray of ``dtype``, shape (N, M), or (N, 2) when M = 1
-            ``log_softmax(f(x))``; for one output :math:`s`,
+            ``self.loss.predict_log_proba(f(x))``: ``log_softmax(f(x))`` for
+            the cross-entropy; for one output :math:`s`,
             :math:`(\log \sigma(-s), \log \sigma(s))`.  Finite where the
             probability underflows.  The cache of ``forward`` is left as it was.
 
@@ -350,10 +350,7 @@ class MLP:
         >>> sn.MLP([1, 8, 3], rng=0).predict_log_proba([0.5, 1.5]).shape
         (2, 3)
         """
-        logits = self._predict_logits(x)
-        if logits.shape[1] == 1:
-            return np.concatenate([log_sigmoid(-logits), log_sigmoid(logits)], axis=1)
-        return log_softmax(logits)
+        return self.loss.predict_log_proba(self._predict_logits(x))
 
     def predict_proba(self, x: Any) -> np.ndarray:
         r"""The model's posterior :math:`q(C \mid x)`, one row per input.
@@ -365,7 +362,8 @@ class MLP:
         Returns
         -------
         probs : ndarray of ``dtype``, shape (N, M), or (N, 2) when M = 1
-            ``exp(predict_log_proba(x))``; rows sum to 1.
+            ``self.loss.predict_proba(f(x))``: the softmax of the logits for
+            the cross-entropy; rows sum to 1.
 
         Examples
         --------
@@ -373,7 +371,7 @@ class MLP:
         >>> sn.MLP([1, 8, 3], rng=0).predict_proba([0.5, 1.5]).sum(axis=1)
         array([1., 1.])
         """
-        return np.exp(self.predict_log_proba(x))
+        return self.loss.predict_proba(self._predict_logits(x))
 
     def predict(self, x: Any) -> np.ndarray:
         r"""The most probable class :math:`\arg\max_c q(c \mid x)` for each input.
@@ -392,7 +390,7 @@ class MLP:
         >>> sn.MLP([1, 8, 2], rng=0).predict([0.0, 1.0]).shape
         (2,)
         """
-        return np.argmax(self.predict_log_proba(x), axis=1)
+        return np.argmax(self.predict_proba(x), axis=1)
 
 
 class TwoLayerMLP(MLP):
@@ -403,7 +401,7 @@ class TwoLayerMLP(MLP):
     in_features, hidden_features, out_features : int
         :math:`D`, :math:`H` and :math:`M`: it is :class:`MLP` with ``sizes = [D,
         H, M]``, written out.
-    activation, rng, dtype, init
+    activation, rng, dtype, init, loss
         As for :class:`MLP`.
 
     Attributes
@@ -434,9 +432,10 @@ class TwoLayerMLP(MLP):
 
     def __init__(self, in_features: int, hidden_features: int, out_features: int, *,
                  activation: str = "relu", rng: Any = None, dtype: Any = np.float64,
-                 init: str = "xavier") -> None:
+                 init: str = "xavier", loss: Any = None) -> None:
         super().__init__([in_features, hidden_features, out_features],
-                         activation=activation, rng=rng, dtype=dtype, init=init)
+                         activation=activation, rng=rng, dtype=dtype, init=init,
+                         loss=loss)
         self.in_features, self.hidden_features, self.out_features = self.sizes
 
     def __repr__(self) -> str:

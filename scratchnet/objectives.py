@@ -18,6 +18,17 @@ name                        object              the trained outputs estimate
 ``"hinge"``                 MultiMarginLoss     only the most probable class
 ==========================  ==================  ===============================
 
+The last column is each loss's *readout*: how the outputs of a network
+trained with it become probabilities, ``loss.predict_proba(outputs)`` (and
+``loss.predict_log_proba``).  A model keeps the loss it was trained with
+(``model.loss``) and reads its outputs through it, so ``predict_proba``,
+:func:`scratchnet.train`'s snapshots and ``task.expected_kl(model)`` all
+measure the same :math:`q(c \mid x)`: the softmax for cross-entropy, the
+sigmoid for its binary case, the outputs themselves (clipped to
+:math:`[` :data:`MSE_FLOOR` :math:`, 1]` and renormalised) for squared
+error, and for the hinge loss, which estimates no probability, the one-hot
+row of the arg-max.
+
 Cross-entropy, its binary case and squared error on one-hot targets are
 *proper* scoring rules: their population minimiser is the Bayes posterior.
 The hinge loss is not; its minimiser gets the arg-max right and nothing else
@@ -30,6 +41,8 @@ To write your own, subclass :class:`Loss` and define ``loss_and_grad``::
         def loss_and_grad(self, outputs, targets):
             r = outputs - targets
             return float(np.mean(r ** 2)), 2 * r / r.size
+
+and, if its minimiser is a probability, ``predict_log_proba(outputs)``.
 """
 
 from __future__ import annotations
@@ -43,7 +56,9 @@ from .losses import (
     binary_cross_entropy_with_logits_grad,
     cross_entropy_and_grad,
 )
+from .readouts import binary_log_proba, brier_log_proba, brier_proba, decision_log_proba
 from .scoring import mse_loss, mse_loss_grad, multi_margin_loss, multi_margin_loss_grad
+from .softmax import log_softmax
 
 __all__ = ["LOSSES", "BCEWithLogitsLoss", "CrossEntropyLoss", "Loss", "MSELoss",
            "MultiMarginLoss", "get_loss"]
@@ -94,6 +109,54 @@ class Loss:
         (0.0, array([[0., 0.]]))
         """
         raise NotImplementedError(f"{type(self).__name__} must define loss_and_grad")
+
+    def predict_log_proba(self, outputs: Any) -> np.ndarray:
+        r"""The readout in logs: :math:`\log q(c \mid x)` from the outputs.
+
+        Parameters
+        ----------
+        outputs : array_like, shape (N, M)
+            A network's outputs, trained with this loss.
+
+        Returns
+        -------
+        ndarray, shape (N, M), or (N, 2) when M = 1
+
+        Raises
+        ------
+        TypeError
+            For a loss that does not say how its outputs become probabilities.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> sn.objectives.CrossEntropyLoss().predict_log_proba([[0.0, 0.0]])
+        array([[-0.69314718, -0.69314718]])
+        """
+        raise TypeError(f"{type(self).__name__} does not define how its outputs become "
+                        "probabilities: define predict_log_proba(outputs)")
+
+    def predict_proba(self, outputs: Any) -> np.ndarray:
+        r"""The readout: :math:`q(c \mid x)` from the outputs, rows summing to 1.
+
+        Parameters
+        ----------
+        outputs : array_like, shape (N, M)
+            A network's outputs, trained with this loss.
+
+        Returns
+        -------
+        ndarray, shape (N, M), or (N, 2) when M = 1
+            ``exp(predict_log_proba(outputs))``.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> sn.objectives.MSELoss().predict_proba([[0.7, 0.2], [1.2, -0.2]]).round(4)
+        array([[0.7778, 0.2222],
+               [0.9999, 0.0001]])
+        """
+        return np.exp(self.predict_log_proba(outputs))
 
     def __call__(self, outputs: Any, targets: Any) -> float:
         return self.loss_and_grad(outputs, targets)[0]
@@ -180,6 +243,9 @@ class CrossEntropyLoss(Loss):
                                             ignore_index=self.ignore_index)
         return float(loss), grad
 
+    #: The readout: :math:`\log q = ` ``log_softmax(outputs)``.
+    predict_log_proba = staticmethod(log_softmax)
+
 
 def _column(outputs: Any, targets: Any) -> Tuple[np.ndarray, np.ndarray]:
     """(N,) targets beside (N, 1) outputs, as the (N, 1) column they describe."""
@@ -245,6 +311,9 @@ class BCEWithLogitsLoss(Loss):
         return (float(binary_cross_entropy_with_logits(outputs, targets, **kwargs)),
                 binary_cross_entropy_with_logits_grad(outputs, targets, **kwargs))
 
+    #: The readout: :math:`(\log \sigma(-s), \log \sigma(s))`.
+    predict_log_proba = staticmethod(binary_log_proba)
+
 
 class MSELoss(Loss):
     r"""Squared error, against one-hot rows for class indices (``mse_loss``).
@@ -294,6 +363,11 @@ class MSELoss(Loss):
                [-0.5]]))
         """
         return float(mse_loss(outputs, targets)), mse_loss_grad(outputs, targets)
+
+    #: The readout: the outputs themselves, clipped to :math:`[10^{-4}, 1]`
+    #: and renormalised.
+    predict_proba = staticmethod(brier_proba)
+    predict_log_proba = staticmethod(brier_log_proba)
 
 
 class MultiMarginLoss(Loss):
@@ -348,6 +422,9 @@ class MultiMarginLoss(Loss):
         return (float(multi_margin_loss(outputs, targets, **kwargs)),
                 multi_margin_loss_grad(outputs, targets, **kwargs))
 
+    #: The readout: the decision (one-hot arg-max), not a probability.
+    predict_log_proba = staticmethod(decision_log_proba)
+
 
 #: The loss objects by name.
 LOSSES = {cls.name: cls for cls in (CrossEntropyLoss, BCEWithLogitsLoss, MSELoss,
@@ -360,8 +437,9 @@ def get_loss(loss: Any = None, outputs: Any = None) -> Loss:
     Parameters
     ----------
     loss : str or Loss or None
-        A key of :data:`LOSSES`, any object with ``loss_and_grad``, or None
-        (``"cross_entropy"``).
+        A key of :data:`LOSSES`, any object with ``loss_and_grad``, or None:
+        ``"cross_entropy"``, or ``"binary_cross_entropy"`` when ``outputs``
+        is 1.
     outputs : int, optional
         The number of outputs of the model it will train: a one-output model
         (class 1's logit) cannot be trained with cross-entropy or the hinge
@@ -377,11 +455,11 @@ def get_loss(loss: Any = None, outputs: Any = None) -> Loss:
     >>> import scratchnet as sn
     >>> sn.objectives.get_loss("mse")
     MSELoss()
-    >>> sn.objectives.get_loss(None)
-    CrossEntropyLoss()
+    >>> sn.objectives.get_loss(None), sn.objectives.get_loss(None, outputs=1)
+    (CrossEntropyLoss(), BCEWithLogitsLoss())
     """
     if loss is None:
-        loss = CrossEntropyLoss()
+        loss = BCEWithLogitsLoss() if outputs == 1 else CrossEntropyLoss()
     elif isinstance(loss, str):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {', '.join(map(repr, LOSSES))} or a "

@@ -33,23 +33,22 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Any, Callable, Iterator, Sequence, Tuple, Union
+from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
 from ._validation import (
-    as_class_indices,
-    as_float_array,
     as_generator,
     check_positive_int,
     check_scalar,
 )
+from .batches import batches_of, check_inputs, epochs
 from .history import History
+from .objectives import get_loss
 from .optim import SGD, Adam
 
-__all__ = ["History", "epochs", "train", "train_step"]
+__all__ = ["History", "epochs", "keep_loss", "train", "train_step"]
 
-Batches = Iterator[Tuple[np.ndarray, np.ndarray]]
 _PROGRESS_EVERY = 0.2  # seconds between progress-line updates
 
 
@@ -67,7 +66,10 @@ def train_step(model: Any, optimizer: Any, x: Any, targets: Any, *,
     x, targets : array_like
         One batch.
     loss : str or Loss, optional
-        Passed on to ``model.loss_and_grads``; None leaves the model's default.
+        Passed on to ``model.loss_and_grads``; None leaves the model's own
+        (``model.loss``).  A model that keeps its loss (``model.loss``, as
+        :class:`scratchnet.MLP` does) records it: it then reads its outputs
+        through the loss it was trained with.
 
     Returns
     -------
@@ -86,6 +88,7 @@ def train_step(model: Any, optimizer: Any, x: Any, targets: Any, *,
     """
     if not callable(getattr(optimizer, "step", None)):
         raise TypeError(f"optimizer must have .step(grads); got {optimizer!r}")
+    loss = keep_loss(model, loss)
     if loss is None:
         value, grads = model.loss_and_grads(x, targets)  # forward, loss, backward
     else:
@@ -94,102 +97,35 @@ def train_step(model: Any, optimizer: Any, x: Any, targets: Any, *,
     return float(value)
 
 
-# --- where the batches come from --------------------------------------------
-
-
-def _check_inputs(x: Any, model: Any, name: str) -> np.ndarray:
-    """``x`` as (n, D) for a model with D inputs (when it says D)."""
-    x = as_float_array(x, name, allow_inf=False)
-    sizes = getattr(model, "sizes", None)
-    if sizes is None:
-        return x
-    d = sizes[0]
-    if x.ndim == 1 and d == 1:
-        x = x.reshape(-1, 1)
-    if x.ndim != 2 or x.shape[1] != d:
-        raise ValueError(f"{name} must have shape (n, {d}) for this model; "
-                         f"got shape {x.shape}")
-    return x
-
-
-def _check_batch(x: Any, c: Any, model: Any, source: str) -> Tuple[np.ndarray, Any]:
-    """Check a batch against the model's inputs and outputs, naming its source."""
-    x, c = _check_inputs(x, model, f"x from the {source}"), np.asarray(c)
-    m = max(getattr(model, "sizes", (2,))[-1], 2)
-    if c.dtype.kind in "iub":
-        c = as_class_indices(c, m, f"labels c from the {source}")
-    if c.shape[:1] != (x.shape[0],):
-        raise ValueError(f"labels c from the {source} must have one label per row of "
-                         f"x, shape ({x.shape[0]},); got {c.shape}")
-    return x, c
-
-
-def epochs(x: np.ndarray, c: np.ndarray, batch_size: int,
-           rng: np.random.Generator) -> Batches:
-    """Endless shuffled passes over a fixed dataset, as ``DataLoader(shuffle=True)``.
+def keep_loss(model: Any, loss: Any) -> Any:
+    """Record ``loss`` as ``model.loss`` when the model keeps one; return it.
 
     Parameters
     ----------
-    x : ndarray, shape (n, ...)
-    c : ndarray, shape (n, ...)
-    batch_size : int
-    rng : numpy.random.Generator
-        Draws a new permutation at the start of every epoch.
+    model : MLP or any model
+        A model whose ``loss`` attribute is a loss object (as
+        :class:`scratchnet.MLP`'s) records ``loss``; others are left alone.
+    loss : str or Loss or None
+        None changes nothing.
 
-    Yields
-    ------
-    (x_batch, c_batch)
-        Consecutive slices of the permuted data; the last, partial batch of
-        an epoch is kept (``drop_last=False``).
+    Returns
+    -------
+    Loss or str or None
+        The loss object recorded, or ``loss`` as given.
 
     Examples
     --------
-    >>> from scratchnet.train import epochs
-    >>> batches = epochs(np.arange(5.0), np.arange(5), 2, np.random.default_rng(0))
-    >>> [len(next(batches)[0]) for _ in range(4)]
-    [2, 2, 1, 2]
+    >>> import scratchnet as sn
+    >>> from scratchnet.train import keep_loss
+    >>> model = sn.MLP([1, 4, 2], rng=0)
+    >>> keep_loss(model, "mse"), model.loss
+    (MSELoss(), MSELoss())
     """
-    batch_size = check_positive_int(batch_size, "batch_size")
-    while True:
-        order = rng.permutation(len(x))
-        for start in range(0, len(x), batch_size):
-            batch = order[start:start + batch_size]
-            yield x[batch], c[batch]
-
-
-def _draws(sample: Callable, batch_size: int, rng: np.random.Generator,
-           check: Callable) -> Batches:
-    """Fresh batches; the first is checked here, all by the model."""
-    yield check(*sample(batch_size, rng))
-    while True:
-        yield sample(batch_size, rng)
-
-
-def _batches(data: Any, model: Any, batch_size: int, rng: np.random.Generator
-             ) -> Tuple[Batches, Any]:
-    """The batch iterator for ``data`` and the task it is, if it is one."""
-    if isinstance(data, (tuple, list)):
-        if len(data) != 2:
-            raise ValueError("a fixed dataset must be a pair (x, c); got a "
-                             f"{type(data).__name__} of length {len(data)}")
-        x = as_float_array(data[0], "x", allow_empty=False)
-        if len(x) != len(data[1]):
-            raise ValueError(f"x and c must have the same length; got {len(x)} "
-                             f"inputs and {len(data[1])} labels")
-        if batch_size > len(x):
-            raise ValueError(f"batch_size must be at most the dataset size {len(x)}; "
-                             f"got {batch_size}")
-        x, c = _check_batch(x, data[1], model, "dataset")
-        dtype = getattr(model, "dtype", x.dtype)
-        return epochs(x.astype(dtype, copy=False), c, batch_size, rng), None
-    if hasattr(data, "sample"):
-        return _draws(data.sample, batch_size, rng,
-                      lambda x, c: _check_batch(x, c, model, "task")), data
-    if callable(data):
-        return _draws(data, batch_size, rng,
-                      lambda x, c: _check_batch(x, c, model, "sampler")), None
-    raise TypeError("data must be a task (with .sample(n, rng)), a pair (x, c) or "
-                    f"a sampler(n, rng) -> (x, c); got {type(data).__name__}")
+    kept = getattr(model, "loss", None)
+    if loss is None or not callable(getattr(kept, "loss_and_grad", None)):
+        return loss
+    model.loss = get_loss(loss, outputs=model.sizes[-1])
+    return model.loss
 
 
 def _check_outputs(model: Any, task: Any, loss: Any) -> None:
@@ -357,9 +293,11 @@ def train(
         ``"adam"`` builds ``Adam(model.params, lr)``; or an instance built
         on ``model.params`` or a subset of it (the rest stays fixed).
     loss : str or Loss, optional
-        Passed to ``model.loss_and_grads`` (``"cross_entropy"`` by default;
-        ``"binary_cross_entropy"`` for a one-output network, ``"mse"``,
-        ``"hinge"``, or a loss object).
+        The loss to train with, passed to ``model.loss_and_grads``:
+        ``"cross_entropy"``, ``"binary_cross_entropy"`` (one output),
+        ``"mse"``, ``"hinge"`` or a loss object; None uses the model's own
+        (``model.loss``).  The model records it (:func:`train_step`), and
+        its snapshots read the outputs through it.
     rng : numpy.random.Generator or int or None, optional
         Randomness for batches and shuffling.
     snapshot_steps : sequence of int, optional
@@ -410,13 +348,15 @@ def train(
                             f"{type(model).__name__}")
     rng = as_generator(rng)
     snaps = _snapshots(snapshot_steps, steps)
-    _check_outputs(model, data if hasattr(data, "sample") else None, loss)
-    batches, data_task = _batches(data, model, batch_size, rng)
+    loss = keep_loss(model, loss)
+    _check_outputs(model, data if hasattr(data, "sample") else None,
+                   getattr(model, "loss", None) if loss is None else loss)
+    batches, data_task = batches_of(data, model, batch_size, rng)
     task = data_task if task is None else task
     if task is not None and not hasattr(task, "expected_kl"):
         raise TypeError(f"task must have .expected_kl; got {type(task).__name__}")
     if eval_x is not None:
-        eval_x = _check_inputs(eval_x, model, "eval_x")
+        eval_x = check_inputs(eval_x, model, "eval_x")
     if snaps and eval_x is None and task is None:
         raise ValueError("snapshot_steps need eval_x or a task to record")
     first_lr = None if lr is None else _lr_at(lr, 0)
@@ -429,22 +369,21 @@ def train(
     # the expected KL goes through log q where the model gives it
     measured = model if hasattr(model, "predict_log_proba") else model.predict_proba
     done, stopped, report = 0, False, _Progress(steps, progress)
-    with np.errstate(all="ignore"):
-        for step in range(1, steps + 1):
-            if schedule is not None:
-                opt.lr = first_lr if step == 1 else _lr_at(schedule, step - 1)
-            x, c = next(batches)
-            losses[step - 1] = _step_or_explain(model, opt, x, c, loss, step)
-            done = step
-            if step in snaps:
-                if eval_x is not None:
-                    probs.append(model.predict_proba(eval_x))
-                if task is not None:
-                    kls.append(task.expected_kl(measured))
-            if callback and callback(step, losses[step - 1], model) is False:
-                stopped = step < steps
-                break
-            report.update(step, losses[step - 1])
+    for step in range(1, steps + 1):
+        if schedule is not None:
+            opt.lr = first_lr if step == 1 else _lr_at(schedule, step - 1)
+        x, c = next(batches)
+        losses[step - 1] = _step_or_explain(model, opt, x, c, loss, step)
+        done = step
+        if step in snaps:
+            if eval_x is not None:
+                probs.append(model.predict_proba(eval_x))
+            if task is not None:
+                kls.append(task.expected_kl(measured))
+        if callback and callback(step, losses[step - 1], model) is False:
+            stopped = step < steps
+            break
+        report.update(step, losses[step - 1])
     elapsed = report.close(done, losses[done - 1])
     if not all(np.isfinite(p).all() for p in model.params.values()):
         raise FloatingPointError(f"the parameters became NaN or infinite at step "

@@ -1,0 +1,165 @@
+r"""Where the batches come from: a task, a fixed dataset, or a sampler.
+
+Training draws one batch :math:`(x_j, c_j)_{j=1}^{B}` per step.  Drawn fresh
+from the generative model :math:`P(X, C)` (a task's ``sample``), the batch
+loss is an unbiased estimate of the population loss; from a fixed sample of
+n points, shuffled epochs (as ``DataLoader(shuffle=True)``) estimate the
+loss on that sample, whose minimiser is the posterior only as n grows.
+:func:`batches_of` gives :func:`scratchnet.train` its iterator, checking the
+first batch against the model's inputs and outputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, Tuple
+
+import numpy as np
+
+from ._validation import as_class_indices, as_float_array, check_positive_int
+
+__all__ = ["batches_of", "check_inputs", "epochs"]
+
+Batches = Iterator[Tuple[np.ndarray, np.ndarray]]
+
+
+def check_inputs(x: Any, model: Any, name: str) -> np.ndarray:
+    """``x`` as an (n, D) float array for a model with D inputs (when it says D).
+
+    Parameters
+    ----------
+    x : array_like, shape (n, D), or (n,) when D = 1
+    model : MLP or any model
+        Its ``sizes[0]`` is D; a model without ``sizes`` takes any shape.
+    name : str
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    ndarray, shape (n, D)
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.batches.check_inputs([0.0, 1.0], sn.MLP([1, 4, 2], rng=0), "x").shape
+    (2, 1)
+    """
+    x = as_float_array(x, name, allow_inf=False)
+    sizes = getattr(model, "sizes", None)
+    if sizes is None:
+        return x
+    d = sizes[0]
+    if x.ndim == 1 and d == 1:
+        x = x.reshape(-1, 1)
+    if x.ndim != 2 or x.shape[1] != d:
+        raise ValueError(f"{name} must have shape (n, {d}) for this model; "
+                         f"got shape {x.shape}")
+    return x
+
+
+def _check_batch(x: Any, c: Any, model: Any, source: str) -> Tuple[np.ndarray, Any]:
+    """Check a batch against the model's inputs and outputs, naming its source."""
+    x, c = check_inputs(x, model, f"x from the {source}"), np.asarray(c)
+    m = max(getattr(model, "sizes", (2,))[-1], 2)
+    if c.dtype.kind in "iub":
+        c = as_class_indices(c, m, f"labels c from the {source}")
+    if c.shape[:1] != (x.shape[0],):
+        raise ValueError(f"labels c from the {source} must have one label per row of "
+                         f"x, shape ({x.shape[0]},); got {c.shape}")
+    return x, c
+
+
+def epochs(x: np.ndarray, c: np.ndarray, batch_size: int,
+           rng: np.random.Generator) -> Batches:
+    """Endless shuffled passes over a fixed dataset, as ``DataLoader(shuffle=True)``.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n, ...)
+    c : ndarray, shape (n, ...)
+    batch_size : int
+    rng : numpy.random.Generator
+        Draws a new permutation at the start of every epoch.
+
+    Yields
+    ------
+    (x_batch, c_batch)
+        Consecutive slices of the permuted data; the last, partial batch of
+        an epoch is kept (``drop_last=False``).
+
+    Examples
+    --------
+    >>> from scratchnet.train import epochs
+    >>> batches = epochs(np.arange(5.0), np.arange(5), 2, np.random.default_rng(0))
+    >>> [len(next(batches)[0]) for _ in range(4)]
+    [2, 2, 1, 2]
+    """
+    batch_size = check_positive_int(batch_size, "batch_size")
+    while True:
+        order = rng.permutation(len(x))
+        for start in range(0, len(x), batch_size):
+            batch = order[start:start + batch_size]
+            yield x[batch], c[batch]
+
+
+def _draws(sample: Callable, batch_size: int, rng: np.random.Generator,
+           check: Callable) -> Batches:
+    """Fresh batches; the first is checked here, all by the model."""
+    yield check(*sample(batch_size, rng))
+    while True:
+        yield sample(batch_size, rng)
+
+
+def batches_of(data: Any, model: Any, batch_size: int, rng: np.random.Generator
+               ) -> Tuple[Batches, Any]:
+    """The batches that train ``model``: from a task, a fixed dataset or a sampler.
+
+    Parameters
+    ----------
+    data : task, (x, c) or callable
+        A task (``.sample(n, rng)``): a fresh batch every step; a pair
+        ``(x, c)``: shuffled epochs (:func:`epochs`); a sampler
+        ``sampler(n, rng) -> (x, c)``.
+    model : MLP or any model
+        The first batch is checked against its inputs and outputs.
+    batch_size : int
+        At most n for a fixed dataset.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    batches : iterator of (x, c)
+        Endless.
+    task : task or None
+        ``data`` when it is a task.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> model = sn.MLP([1, 4, 2], rng=0)
+    >>> batches, task = sn.batches.batches_of(sn.tasks.separated(), model, 8,
+    ...                                       np.random.default_rng(0))
+    >>> [a.shape for a in next(batches)], task.num_classes
+    ([(8, 1), (8,)], 2)
+    """
+    if isinstance(data, (tuple, list)):
+        if len(data) != 2:
+            raise ValueError("a fixed dataset must be a pair (x, c); got a "
+                             f"{type(data).__name__} of length {len(data)}")
+        x = as_float_array(data[0], "x", allow_empty=False)
+        if len(x) != len(data[1]):
+            raise ValueError(f"x and c must have the same length; got {len(x)} "
+                             f"inputs and {len(data[1])} labels")
+        if batch_size > len(x):
+            raise ValueError(f"batch_size must be at most the dataset size {len(x)}; "
+                             f"got {batch_size}")
+        x, c = _check_batch(x, data[1], model, "dataset")
+        dtype = getattr(model, "dtype", x.dtype)
+        return epochs(x.astype(dtype, copy=False), c, batch_size, rng), None
+    if hasattr(data, "sample"):
+        return _draws(data.sample, batch_size, rng,
+                      lambda x, c: _check_batch(x, c, model, "task")), data
+    if callable(data):
+        return _draws(data, batch_size, rng,
+                      lambda x, c: _check_batch(x, c, model, "sampler")), None
+    raise TypeError("data must be a task (with .sample(n, rng)), a pair (x, c) or "
+                    f"a sampler(n, rng) -> (x, c); got {type(data).__name__}")

@@ -1,0 +1,175 @@
+r"""Readouts: how a trained network's outputs become probabilities.
+
+A network is trained to minimise a loss, and the loss decides what its
+outputs :math:`f(x)` estimate.  The *readout* turns them into the model's
+:math:`q(c \mid x)`; it must be the one that matches the loss, or a network
+that learned the posterior is read as one that did not:
+
+==========================  ==========================  ======================
+loss                        the outputs estimate        readout
+==========================  ==========================  ======================
+cross-entropy               :math:`\log P(c \mid x)`    ``log_softmax``
+                            up to a constant
+binary cross-entropy        :math:`\operatorname{logit}  :func:`binary_log_proba`
+(one output)                P(1 \mid x)`
+squared error on one-hot    :math:`P(c \mid x)` itself   :func:`brier_proba`
+rows (the Brier score)
+hinge                       only :math:`\arg\max_c`      :func:`decision_log_proba`
+                            :math:`P(c \mid x)`
+==========================  ==========================  ======================
+
+Each loss object of :mod:`scratchnet.objectives` carries its readout as
+``loss.predict_log_proba`` and ``loss.predict_proba``; a model keeps the
+loss it was trained with and reads its outputs through it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_float_array
+from .softmax import log_sigmoid
+
+__all__ = ["MSE_FLOOR", "binary_log_proba", "brier_log_proba", "brier_proba",
+           "decision_log_proba"]
+
+#: The smallest probability :func:`brier_proba` reads off an output, so that
+#: log-probabilities and the expected KL stay finite where a squared-error
+#: network's output dips to or below 0.
+MSE_FLOOR = 1e-4
+
+
+def _outputs(outputs: Any, name: str = "outputs") -> np.ndarray:
+    """A model's outputs as a float array of shape (N, M), M >= 1."""
+    outputs = as_float_array(outputs, name)
+    if outputs.ndim != 2 or outputs.shape[1] == 0:
+        raise ValueError(f"{name} must have shape (N, M), one row of M >= 1 outputs "
+                         f"per input; got shape {outputs.shape}")
+    return outputs
+
+
+def binary_log_proba(outputs: Any) -> np.ndarray:
+    r"""Both classes' log-probabilities from one logit :math:`s`.
+
+    Parameters
+    ----------
+    outputs : array_like, shape (N, 1)
+        The logit :math:`s` of class 1, trained with the binary cross-entropy.
+
+    Returns
+    -------
+    ndarray, shape (N, 2)
+        :math:`\log q(0 \mid x) = \log \sigma(-s)` and :math:`\log q(1 \mid x)
+        = \log \sigma(s)`, finite where a probability underflows.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.readouts.binary_log_proba([[0.0], [40.0]]).round(2)
+    array([[ -0.69,  -0.69],
+           [-40.  ,  -0.  ]])
+    """
+    s = _outputs(outputs)
+    if s.shape[1] != 1:
+        raise ValueError("the binary readout takes one output per input, class 1's "
+                         f"logit: outputs of shape (N, 1); got shape {s.shape}")
+    return np.concatenate([log_sigmoid(-s), log_sigmoid(s)], axis=1)
+
+
+def brier_proba(outputs: Any) -> np.ndarray:
+    r"""The outputs themselves as probabilities, clipped and renormalised.
+
+    Parameters
+    ----------
+    outputs : array_like, shape (N, M)
+        Outputs trained with squared error towards one-hot rows; for M = 1,
+        towards the 0/1 label of class 1.
+
+    Returns
+    -------
+    ndarray, shape (N, M), or (N, 2) when M = 1
+        :math:`q_c = \tilde o_c / \sum_j \tilde o_j` with :math:`\tilde o =
+        \operatorname{clip}(o, \epsilon, 1)` and :math:`\epsilon` =
+        :data:`MSE_FLOOR`; one output :math:`o` gives the columns
+        :math:`(1 - p, p)` with :math:`p = \operatorname{clip}(o, \epsilon,
+        1 - \epsilon)`.
+
+    Notes
+    -----
+    The Brier score is a proper scoring rule: its population minimiser is
+    the posterior itself, so the outputs (not their softmax) estimate
+    :math:`P(c \mid x)`.  Nothing keeps them in :math:`[0, 1]` or summing to
+    1 during training, hence the clip and the renormalisation.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.readouts.brier_proba([[0.7, 0.2], [1.2, -0.2]]).round(4)
+    array([[0.7778, 0.2222],
+           [0.9999, 0.0001]])
+    >>> sn.readouts.brier_proba([[0.25]])
+    array([[0.75, 0.25]])
+    """
+    o = _outputs(outputs)
+    if o.shape[1] == 1:
+        p = np.clip(o, MSE_FLOOR, 1 - MSE_FLOOR)
+        return np.concatenate([1 - p, p], axis=1)
+    o = np.clip(o, MSE_FLOOR, 1.0)
+    return o / o.sum(axis=1, keepdims=True)
+
+
+def brier_log_proba(outputs: Any) -> np.ndarray:
+    r"""``log(brier_proba(outputs))``, finite: every entry is >= :math:`\epsilon / M`.
+
+    Parameters
+    ----------
+    outputs : array_like, shape (N, M)
+
+    Returns
+    -------
+    ndarray, shape (N, M), or (N, 2) when M = 1
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.readouts.brier_log_proba([[1.0, 0.0]]).round(3)
+    array([[-0.  , -9.21]])
+    """
+    return np.log(brier_proba(outputs))
+
+
+def decision_log_proba(outputs: Any) -> np.ndarray:
+    r"""The decision as a distribution, in logs: 0 at the arg-max, -inf elsewhere.
+
+    Parameters
+    ----------
+    outputs : array_like, shape (N, M)
+        Outputs trained with the hinge loss.
+
+    Returns
+    -------
+    ndarray, shape (N, M)
+        Its ``exp`` is the one-hot row of :math:`\arg\max_c f_c` (the first,
+        on ties).
+
+    Notes
+    -----
+    The hinge loss's population minimiser carries the sign of
+    :math:`P(c \mid x) - P(c' \mid x)` and nothing more, so the only honest
+    readout is the decision itself.  The softmax of the outputs would look
+    like a probability and is not one (:math:`\sigma(\pm 1)`, 0.73 or 0.27,
+    wherever the margins have hardened); the expected KL from the posterior
+    to this readout is infinite, which is the point.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> sn.readouts.decision_log_proba([[1.0, -1.0], [0.2, 0.3]])
+    array([[  0., -inf],
+           [-inf,   0.]])
+    """
+    f = _outputs(outputs)
+    decision = np.arange(f.shape[1]) == f.argmax(axis=1)[:, None]
+    return np.where(decision, 0.0, -np.inf).astype(f.dtype)
