@@ -379,7 +379,8 @@ def test_non_finite_input_is_named_as_it_is(method, bad, named):
 
 def test_a_one_output_network_with_cross_entropy_points_to_the_binary_loss():
     model = sn.MLP([1, 4, 1], rng=0)
-    for loss in (None, "cross_entropy", "hinge"):
+    assert type(model.loss) is sn.objectives.BCEWithLogitsLoss  # its default
+    for loss in ("cross_entropy", "hinge"):
         with pytest.raises(ValueError, match=r"one output per class, not 1 .*use loss='binary_cross_entropy'"):
             model.loss_and_grads([0.0, 1.0], [0, 1], loss=loss)
     value, _ = model.loss_and_grads([0.0, 1.0], [0, 1], loss="binary_cross_entropy")

@@ -3,6 +3,7 @@
 import ast
 import importlib
 import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,9 +41,13 @@ def _is_private(name: str) -> bool:
     return leaf.startswith("_") and not leaf.startswith("__")
 
 
-def test_version_is_a_string():
-    assert isinstance(sn.__version__, str)
-    assert sn.__version__.count(".") == 2
+def test_version_is_a_release_number_and_the_installed_one():
+    """PEP 440's release form N.N.N, and what pip recorded when it installed this
+    checkout (a stale install, or an import of another copy, shows here)."""
+    from importlib.metadata import version
+
+    assert re.fullmatch(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)", sn.__version__)
+    assert version("scratchnet") == sn.__version__
 
 
 def test_every_name_in_all_exists():

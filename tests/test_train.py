@@ -179,9 +179,17 @@ def test_a_one_output_network_learns_the_posterior_with_binary_cross_entropy(tas
                            loss="binary_cross_entropy", rng=1, snapshot_steps=[1500])
         assert history.snapshot_kl[-1] < 0.01, history.snapshot_kl
         x = np.linspace(-1.0, 4.0, 11)
-        np.testing.assert_allclose(model.predict_proba(x), task.posterior(x), atol=0.08)
-    with pytest.raises(ValueError, match=r"1 output.*loss='binary_cross_entropy'"):
-        sn.train(sn.MLP([1, 4, 1]), task, steps=5, batch_size=4, lr=0.1)
+        # the readout is the sigmoid of the one output, written out here
+        s = np.maximum(x[:, None] @ model.params["W1"] + model.params["b1"], 0.0)
+        s = (s @ model.params["W2"] + model.params["b2"])[:, 0]
+        q1 = 1.0 / (1.0 + np.exp(-s))
+        np.testing.assert_allclose(model.predict_proba(x), np.stack([1 - q1, q1], 1),
+                                   rtol=1e-12)
+        # 0.012-0.051 over model seeds 0-2: within 0.06 of the posterior on [-1, 4]
+        np.testing.assert_allclose(model.predict_proba(x), task.posterior(x), atol=0.06)
+    with pytest.raises(ValueError, match=r"one output per class, not 1 .*loss='binary_cross_entropy'"):
+        sn.train(sn.MLP([1, 4, 1]), task, steps=5, batch_size=4, lr=0.1,
+                 loss="cross_entropy")
 
 
 def test_an_optimiser_on_a_subset_trains_only_that_subset(task):
@@ -271,7 +279,9 @@ def test_progress_prints_a_line_to_stderr(task, capsys):
 
 
 def test_a_diverging_loss_names_the_step_and_suggests_a_smaller_lr(task):
-    with pytest.raises(FloatingPointError, match=r"at step \d+ .*smaller learning rate"):
+    # the overflow in the model's own matrix products is shown, not silenced
+    with pytest.warns(RuntimeWarning, match="overflow"), \
+            pytest.raises(FloatingPointError, match=r"at step \d+ .*smaller learning rate"):
         sn.train(sn.TwoLayerMLP(1, 64, 2, rng=0), task, steps=200, batch_size=64, lr=1e6, rng=0)
 
 
@@ -328,7 +338,8 @@ def test_bad_arguments_are_rejected(task):
 
 def test_a_diverging_generic_model_names_the_step(task):
     model = PublicOnly(sn.TwoLayerMLP(1, 64, 2, rng=0))
-    with pytest.raises(FloatingPointError, match=r"at step \d+ .*smaller learning rate"):
+    with pytest.warns(RuntimeWarning, match="overflow"), \
+            pytest.raises(FloatingPointError, match=r"at step \d+ .*smaller learning rate"):
         sn.train(model, task, steps=200, batch_size=64, lr=1e6, rng=0)
 
 
@@ -340,6 +351,9 @@ def test_labels_out_of_range_from_a_sampler_are_rejected():
         sn.train(sn.TwoLayerMLP(1, 4, 2, rng=0), sampler, steps=3, batch_size=4, lr=0.1)
 
 
+REL_KL32 = 1e-3
+
+
 @pytest.mark.parametrize("optimizer, lr", [("sgd", 0.1), ("adam", 1e-2)])
 def test_a_float32_model_learns_the_posterior_and_stays_float32(task, optimizer, lr):
     model = sn.TwoLayerMLP(1, 64, 2, rng=0, dtype=np.float32)
@@ -349,12 +363,15 @@ def test_a_float32_model_learns_the_posterior_and_stays_float32(task, optimizer,
     assert all(p.dtype == np.float32 for p in model.params.values())
     assert history.losses.dtype == np.float64 and np.isfinite(history.losses).all()
     kl = expected_kl_by_hand(model.params, task.means, task.scales, task.priors)
-    assert kl < 0.05, kl
+    assert kl < 0.01, kl  # 0.0007 (SGD) and 0.0046 (Adam) for these seeds
     # the snapshot goes through the float32 network's log q; the integral by hand
-    # runs the same weights in float64 (float32 rounding, ~1e-5 relative, and the
-    # library's quadrature on the ReLU kinks, up to ~6e-3)
-    assert history.snapshot_kl[-1] == pytest.approx(kl, rel=1e-2)
-    np.testing.assert_allclose(history.snapshot_probs[-1], task.posterior(eval_x), atol=0.1)
+    # runs the same weights in float64 (float32 rounding, ~1e-5 relative)
+    assert history.snapshot_kl[-1] == pytest.approx(kl, rel=REL_KL32)
+    W1, b1, W2, b2 = (model.params[k].astype(np.float64) for k in ("W1", "b1", "W2", "b2"))
+    logits = np.maximum(eval_x[:, None] @ W1 + b1, 0.0) @ W2 + b2
+    by_hand = np.exp(logits - logits.max(1, keepdims=True))
+    np.testing.assert_allclose(history.snapshot_probs[-1], by_hand / by_hand.sum(1, keepdims=True),
+                               rtol=1e-5, atol=1e-7)
     # the same run in float64 ends in the same place, up to float32 rounding
     model64 = sn.TwoLayerMLP(1, 64, 2, rng=0)
     sn.train(model64, task, steps=500, batch_size=64, lr=lr, optimizer=optimizer, rng=1)
