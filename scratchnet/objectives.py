@@ -23,9 +23,9 @@ trained with it become probabilities, ``loss.predict_proba(outputs)`` (and
 ``loss.predict_log_proba``).  A model keeps the loss it was trained with
 (``model.loss``) and reads its outputs through it, so ``predict_proba``,
 :func:`scratchnet.train`'s snapshots and ``task.expected_kl(model)`` all
-measure the same :math:`q(c \mid x)`: the softmax for cross-entropy, the
-sigmoid for its binary case, the outputs themselves (clipped to
-:math:`[` :data:`MSE_FLOOR` :math:`, 1]` and renormalised) for squared
+measure the same :math:`q(c \mid x)` (:mod:`scratchnet.readouts`): the
+softmax for cross-entropy, the sigmoid for its binary case, the outputs
+themselves (clipped to :math:`[10^{-4}, 1]` and renormalised) for squared
 error, and for the hinge loss, which estimates no probability, the one-hot
 row of the arg-max.
 

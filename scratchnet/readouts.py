@@ -5,18 +5,16 @@ outputs :math:`f(x)` estimate.  The *readout* turns them into the model's
 :math:`q(c \mid x)`; it must be the one that matches the loss, or a network
 that learned the posterior is read as one that did not:
 
-==========================  ==========================  ======================
-loss                        the outputs estimate        readout
-==========================  ==========================  ======================
-cross-entropy               :math:`\log P(c \mid x)`    ``log_softmax``
-                            up to a constant
-binary cross-entropy        :math:`\operatorname{logit}  :func:`binary_log_proba`
-(one output)                P(1 \mid x)`
-squared error on one-hot    :math:`P(c \mid x)` itself   :func:`brier_proba`
-rows (the Brier score)
-hinge                       only :math:`\arg\max_c`      :func:`decision_log_proba`
-                            :math:`P(c \mid x)`
-==========================  ==========================  ======================
+* cross-entropy: the logits are :math:`\log P(c \mid x)` up to a constant
+  per input; read through the softmax (``log_softmax`` in logs);
+* binary cross-entropy, one output :math:`s`: :math:`s` is the log-odds
+  :math:`\operatorname{logit} P(1 \mid x)`; read through the sigmoid
+  (:func:`binary_log_proba`);
+* squared error on one-hot rows (the Brier score): the outputs are
+  :math:`P(c \mid x)` themselves; read as they are, clipped and renormalised
+  (:func:`brier_proba`);
+* hinge: the outputs rank the classes and say nothing of how probable they
+  are; read as the decision (:func:`decision_log_proba`).
 
 Each loss object of :mod:`scratchnet.objectives` carries its readout as
 ``loss.predict_log_proba`` and ``loss.predict_proba``; a model keeps the
