@@ -15,7 +15,12 @@ from typing import Any, Callable, Iterator, Tuple
 
 import numpy as np
 
-from ._validation import as_class_indices, as_float_array, check_positive_int
+from ._validation import (
+    as_class_indices,
+    as_float_array,
+    as_generator,
+    check_positive_int,
+)
 
 __all__ = ["batches_of", "check_inputs", "epochs"]
 
@@ -77,7 +82,7 @@ def epochs(x: np.ndarray, c: np.ndarray, batch_size: int,
     x : ndarray, shape (n, ...)
     c : ndarray, shape (n, ...)
     batch_size : int
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or int
         Draws a new permutation at the start of every epoch.
 
     Yields
@@ -94,6 +99,7 @@ def epochs(x: np.ndarray, c: np.ndarray, batch_size: int,
     [2, 2, 1, 2]
     """
     batch_size = check_positive_int(batch_size, "batch_size")
+    rng = as_generator(rng)
     while True:
         order = rng.permutation(len(x))
         for start in range(0, len(x), batch_size):
@@ -102,9 +108,13 @@ def epochs(x: np.ndarray, c: np.ndarray, batch_size: int,
 
 
 def _draws(sample: Callable, batch_size: int, rng: np.random.Generator,
-           check: Callable) -> Batches:
+           model: Any, source: str) -> Batches:
     """Fresh batches; the first is checked here, all by the model."""
-    yield check(*sample(batch_size, rng))
+    first = sample(batch_size, rng)
+    if not (isinstance(first, (tuple, list)) and len(first) == 2):
+        raise TypeError(f"the {source} must return a pair (x, c) of inputs and labels; "
+                        f"got {type(first).__name__}")
+    yield _check_batch(*first, model, source)
     while True:
         yield sample(batch_size, rng)
 
@@ -146,6 +156,9 @@ def batches_of(data: Any, model: Any, batch_size: int, rng: np.random.Generator
             raise ValueError("a fixed dataset must be a pair (x, c); got a "
                              f"{type(data).__name__} of length {len(data)}")
         x = as_float_array(data[0], "x", allow_empty=False)
+        if np.ndim(data[1]) == 0:
+            raise TypeError("c must be a sequence of labels, one per input; got "
+                            f"{data[1]!r}")
         if len(x) != len(data[1]):
             raise ValueError(f"x and c must have the same length; got {len(x)} "
                              f"inputs and {len(data[1])} labels")
@@ -156,10 +169,8 @@ def batches_of(data: Any, model: Any, batch_size: int, rng: np.random.Generator
         dtype = getattr(model, "dtype", x.dtype)
         return epochs(x.astype(dtype, copy=False), c, batch_size, rng), None
     if hasattr(data, "sample"):
-        return _draws(data.sample, batch_size, rng,
-                      lambda x, c: _check_batch(x, c, model, "task")), data
+        return _draws(data.sample, batch_size, rng, model, "task"), data
     if callable(data):
-        return _draws(data, batch_size, rng,
-                      lambda x, c: _check_batch(x, c, model, "sampler")), None
+        return _draws(data, batch_size, rng, model, "sampler"), None
     raise TypeError("data must be a task (with .sample(n, rng)), a pair (x, c) or "
                     f"a sampler(n, rng) -> (x, c); got {type(data).__name__}")

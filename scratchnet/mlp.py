@@ -98,7 +98,7 @@ def init_params(sizes: Sequence[int], *, activation: str = "relu", init: str = "
     ({'W1': (1, 64), 'b1': (64,), 'W2': (64, 2), 'b2': (2,)}, True)
     """
     sizes = check_layer_sizes(sizes)
-    if activation not in ACTIVATIONS:
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise ValueError(f"activation must be 'relu' or 'tanh'; got {activation!r}")
     if init not in INITS:
         raise ValueError(f"init must be one of {', '.join(map(repr, INITS))}; "

@@ -51,6 +51,7 @@ from typing import Any, Tuple
 
 import numpy as np
 
+from ._validation import check_positive_int
 from .losses import (
     binary_cross_entropy_with_logits,
     binary_cross_entropy_with_logits_grad,
@@ -458,6 +459,8 @@ def get_loss(loss: Any = None, outputs: Any = None) -> Loss:
     >>> sn.objectives.get_loss(None), sn.objectives.get_loss(None, outputs=1)
     (CrossEntropyLoss(), BCEWithLogitsLoss())
     """
+    if outputs is not None:
+        check_positive_int(outputs, "outputs")
     if loss is None:
         loss = BCEWithLogitsLoss() if outputs == 1 else CrossEntropyLoss()
     elif isinstance(loss, str):

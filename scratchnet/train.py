@@ -192,6 +192,9 @@ def _lr_at(lr: Any, step: int) -> float:
 
 
 def _snapshots(snapshot_steps: Any, steps: int) -> Sequence[int]:
+    if isinstance(snapshot_steps, (str, bytes)) or not np.iterable(snapshot_steps):
+        raise TypeError("snapshot_steps must be a sequence of step counts like "
+                        f"[100, 1000]; got {snapshot_steps!r}")
     snaps = sorted({check_positive_int(s, "snapshot_steps entries")
                     for s in snapshot_steps})
     if snaps and snaps[-1] > steps:
@@ -364,6 +367,8 @@ def train(
     schedule = lr if callable(lr) else None
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable; got {type(callback).__name__}")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True or False; got {progress!r}")
 
     losses, probs, kls = np.empty(steps), [], []
     # the expected KL goes through log q where the model gives it

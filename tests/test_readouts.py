@@ -215,3 +215,53 @@ def test_stopped_early_means_steps_were_left(task, stop_at, steps, stopped):
                        lr=0.1, callback=lambda step, loss, model: step != stop_at)
     assert history.stopped_early is stopped
     assert len(history.losses) == stop_at
+
+
+# --- every argument refuses the wrong kind of value, naming it ---------------
+
+
+def _model():
+    return sn.TwoLayerMLP(1, 4, 2, rng=0)
+
+
+def _fit(**kwargs):
+    args = dict(data=sn.tasks.separated(), steps=2, batch_size=4, lr=0.1)
+    args.update(kwargs)
+    return sn.train(_model(), **args)
+
+
+WRONG_KINDS = [
+    ("MLP activation=['relu']", lambda: sn.MLP([1, 4, 2], activation=["relu"]),
+     ValueError, "activation must be 'relu' or 'tanh'"),
+    ("MLP loss=['mse']", lambda: sn.MLP([1, 4, 2], loss=["mse"]), TypeError, "loss must be"),
+    ("MLP loss=array", lambda: sn.MLP([1, 4, 2], loss=np.array("mse")), TypeError,
+     "loss must be"),
+    ("get_loss outputs='2'", lambda: sn.get_loss("mse", outputs="2"), TypeError,
+     "outputs must be an integer"),
+    ("train snapshot_steps=2", lambda: _fit(snapshot_steps=2), TypeError,
+     "snapshot_steps must be a sequence"),
+    ("train snapshot_steps='2'", lambda: _fit(snapshot_steps="2"), TypeError,
+     "snapshot_steps must be a sequence"),
+    ("train progress='yes'", lambda: _fit(progress="yes"), TypeError,
+     "progress must be True or False"),
+    ("train lr=inf", lambda: _fit(lr=float("inf")), ValueError, r"lr must be in \(0, inf\)"),
+    ("train lr=[0.1]", lambda: _fit(lr=[0.1]), TypeError, "lr must be a real number"),
+    ("train steps=2.5", lambda: _fit(steps=2.5), TypeError, "steps must be an integer"),
+    ("train optimizer=['sgd']", lambda: _fit(optimizer=["sgd"]), TypeError,
+     "optimizer must be 'sgd', 'adam'"),
+    ("train data='separated'", lambda: _fit(data="separated"), TypeError,
+     "data must be a task"),
+    ("train data=(x, 1)", lambda: _fit(data=(np.zeros(4), 1), batch_size=2), TypeError,
+     "c must be a sequence of labels"),
+    ("train sampler -> 5", lambda: _fit(data=lambda n, rng: 5), TypeError,
+     r"the sampler must return a pair \(x, c\)"),
+    ("epochs rng='a'", lambda: next(sn.batches.epochs(np.zeros(3), np.zeros(3), 1, "a")),
+     TypeError, "rng must be a numpy.random.Generator"),
+]
+
+
+@pytest.mark.parametrize("call, error, match", [case[1:] for case in WRONG_KINDS],
+                         ids=[case[0] for case in WRONG_KINDS])
+def test_a_wrong_kind_of_argument_is_named(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
