@@ -11,9 +11,11 @@ estimate of the gradient of the population loss.  Plain SGD takes
 and because the population loss is minimised by the Bayes posterior (Gibbs'
 inequality), plain SGD on the cross-entropy heads for the posterior.
 Momentum averages successive gradients; Adam divides each coordinate by a
-running estimate of the gradient's root mean square.  Both follow
-``torch.optim.SGD`` and ``torch.optim.Adam`` operation for operation, so
-results can be compared with PyTorch to the last bit.
+running estimate of the gradient's root mean square.  Both follow the
+equations of ``torch.optim.SGD`` and ``torch.optim.Adam``, grouped as PyTorch
+groups them, and agree with them to rounding, not bit for bit: after one step
+1-2% of the entries differ, after 200 steps about half, each by at most about
+2 units in the last place (ulp) of the largest entry, in float64 and float32.
 
 An optimiser holds a dict of parameter arrays (all of a model's
 ``params``, or any subset) and updates them **in place**, one array at a
@@ -24,6 +26,7 @@ one method, :meth:`Optimizer.update`, written as its equations.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
@@ -377,7 +380,10 @@ class Adam(Optimizer):
 
     the bias-corrected :math:`\hat m_t = m_t / (1 - \beta_1^t)` over
     :math:`\sqrt{\hat v_t} + \epsilon`, grouped as ``torch.optim.Adam``
-    groups it (so the two agree to the last bit).
+    groups it (the two agree to rounding: see the module docstring).
+
+    :math:`t` is :attr:`steps`, counted by :meth:`step` before it calls
+    :meth:`update` (see :meth:`step_number`).
 
     Examples
     --------
@@ -403,6 +409,37 @@ class Adam(Optimizer):
     def __repr__(self) -> str:
         return (f"Adam(lr={self.lr:g}, betas={self.betas}, eps={self.eps:g}, "
                 f"weight_decay={self.weight_decay:g})")
+
+    def step_number(self) -> int:
+        """The :math:`t` of the current update: :attr:`steps`, checked to be >= 1.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        RuntimeError
+            If no step has been counted (:meth:`update` called on a new
+            optimiser): the bias corrections :math:`1 - \beta^t` are 0 at
+            :math:`t = 0`.  :meth:`step` counts the step first, as PyTorch does.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> opt = sn.Adam({"w": np.zeros(1)})
+        >>> opt.step({"w": np.ones(1)})
+        >>> opt.step_number()
+        1
+        """
+        t = self.steps
+        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 1:
+            raise RuntimeError(
+                f"{type(self).__name__}.update needs the step count t = steps >= 1 "
+                f"(its bias corrections 1 - beta**t divide, and are 0 at t = 0); got "
+                f"steps={t!r}: call step(grads), which counts the step, or set "
+                "steps before calling update directly")
+        return int(t)
 
     def init_state(self, param: np.ndarray) -> Dict[str, np.ndarray]:
         """The moment estimates :math:`m` and :math:`v`, zero to start.
@@ -448,7 +485,7 @@ class Adam(Optimizer):
         array([0.9])
         """
         beta1, beta2 = self.betas
-        t = self.steps
+        t = self.step_number()
         if self.weight_decay:
             grad = grad + self.weight_decay * param
         m, v = state["exp_avg"], state["exp_avg_sq"]
