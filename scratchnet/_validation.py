@@ -108,6 +108,14 @@ def check_bool(value: Any, name: str) -> bool:
     return bool(value)
 
 
+def check_optional_string(value: Any, name: str) -> Any:
+    """Return ``value`` if it is a string or None; ``TypeError`` naming ``name`` else."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be a string or None; got {value!r} "
+                        f"({type(value).__name__})")
+    return value
+
+
 def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     """Return ``axis`` as a non-negative integer for an array of ``ndim`` dims."""
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):

@@ -28,15 +28,12 @@ class :math:`c` (:math:`L_c` the Cholesky factor of :math:`\Sigma_c`; in one
 dimension :math:`\lvert x - \mu_c\rvert / \sigma_c`).
 
 No classifier has a lower expected cross-entropy than this posterior: that
-floor, and a model's distance to it, :class:`GaussianClasses` inherits from
-:class:`~scratchnet.bayes.BayesFloor` (the previous chapter), supplying a
+floor, and a model's distance to it, come from
+:class:`~scratchnet.bayes.BayesFloor` (the previous chapter), given a
 Gauss-Legendre rule over :math:`P(X)` in one and two dimensions and the Bayes
-accuracy in closed form.  Their sizes are counted before anything is built;
-where they would be too large (D >= 3, nearly singular covariances, scales
-tiny against the distances between the means or from the origin) each
-integral is a Monte Carlo mean over ``n_samples`` draws of :math:`P(X)` (a
-fixed seed unless ``rng`` is given), whose standard error :math:`s/\sqrt{n}`
-``return_stderr=True`` reports.
+accuracy in closed form; where the rule would be too large (D >= 3, nearly
+singular covariances, tiny scales) each integral is a Monte Carlo mean over
+``n_samples`` draws of :math:`P(X)`, with standard error ``return_stderr=True``.
 """
 
 from __future__ import annotations
@@ -57,6 +54,7 @@ from ._quadrature import _crossings, _mixture_accuracy, _mixture_quantile, _mixt
 from ._validation import (
     as_float_array,
     as_generator,
+    check_optional_string,
     check_positive_int,
     check_scalar,
     unwrap,
@@ -76,21 +74,24 @@ class GaussianClasses(BayesFloor):
     ----------
     means : array_like, shape (M,) or (M, D)
         Class means :math:`\mu_c`.  Shape (M,) makes a one-dimensional task.
-    scales : array_like, shape (M,) or (M, D, D)
-        Positive standard deviations :math:`\sigma_c` (with means of shape
-        (M,)) or symmetric positive definite covariance matrices
-        :math:`\Sigma_c` (with means of shape (M, D)).
+    scales : array_like, shape (M,)
+        Positive standard deviations :math:`\sigma_c`, with means of shape (M,).
     priors : array_like, shape (M,), optional
         Class probabilities :math:`P(c)`, positive, summing to 1 (within
         1e-6; they are then renormalised).  Uniform by default.
+    covariances : array_like, shape (M, D, D), keyword only
+        Symmetric positive definite covariance matrices :math:`\Sigma_c`,
+        with means of shape (M, D): ``GaussianClasses(means, covariances=...)``.
+        Give ``scales`` or ``covariances`` (older code passes them as ``scales``).
     name : str, optional
         A label for plots and reprs.
 
     Attributes
     ----------
-    means, scales, priors : ndarray
-        The parameters as given, priors filled in; read-only, because
-        constants, quadrature nodes and the posterior there are cached.
+    means, scales, covariances, priors : ndarray
+        The parameters as given, priors filled in; read-only (what is derived
+        from them is cached).  ``covariances`` is None in one dimension; in D
+        dimensions ``scales`` is the same array.
     num_classes, dim : int
         :math:`M` and :math:`D` (1 for means of shape (M,)).
     name : str or None
@@ -105,16 +106,20 @@ class GaussianClasses(BayesFloor):
     array([[0.5, 0.5]])
     >>> print(f"{task.bayes_loss():.4f}")
     0.1664
+    >>> plane = sn.GaussianClasses([[0.0, 0.0], [2.0, 0.0]],
+    ...                            covariances=[np.eye(2), np.eye(2)])
+    >>> plane.posterior([[1.0, 5.0]]).round(4)
+    array([[0.5, 0.5]])
     """
 
-    def __init__(
-        self, means: Any, scales: Any, priors: Any = None, *, name: str | None = None
-    ) -> None:
-        means, scales, priors, chol = _mixture_parameters(means, scales, priors)
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a string or None; got {name!r}")
+    def __init__(self, means: Any, scales: Any = None, priors: Any = None, *,
+                 covariances: Any = None, name: str | None = None) -> None:
+        means, scales, priors, chol = _mixture_parameters(means, scales, priors,
+                                                          covariances)
+        check_optional_string(name, "name")
         m, d = chol.shape[:2]
         self.means, self.scales, self.priors = means, scales, priors
+        self.covariances = scales if means.ndim == 2 else None
         self.num_classes, self.dim, self.name = m, d, name
         self._mu, self._chol = means.reshape(m, d), chol
         self._sd = chol[:, 0, 0].copy() if d == 1 else None       # 1-D fast path
@@ -129,8 +134,9 @@ class GaussianClasses(BayesFloor):
 
     def __repr__(self) -> str:
         name = f", name={self.name!r}" if self.name is not None else ""
+        spread = "scales" if self.covariances is None else "covariances"
         return (f"GaussianClasses(means={self.means.tolist()}, "
-                f"scales={self.scales.tolist()}, priors={self.priors.tolist()}{name})")
+                f"{spread}={self.scales.tolist()}, priors={self.priors.tolist()}{name})")
 
     def log_class_densities(self, x: Any) -> np.ndarray:
         r"""Log class-conditional densities :math:`\log P(x \mid c)`.
@@ -245,10 +251,9 @@ class GaussianClasses(BayesFloor):
             \qquad \Delta_c = \log P(x, c) - \log P(x, r) \le 0 .
 
         Each :math:`\Delta_c`, a difference of two squared distances, is
-        factored into two terms linear in :math:`x`: exact to rounding for
-        every finite :math:`x`, even :math:`10^{300}`; ``log1p`` keeps
-        :math:`\log P(r \mid x) \approx -\sum_{j \ne r} e^{\Delta_j}` to full
-        relative precision (never ``-0.0`` in the tails).  Memory :math:`O(nMD)`.
+        factored into two terms linear in :math:`x` (exact to rounding even at
+        :math:`x = 10^{300}`); ``log1p`` keeps :math:`\log P(r \mid x)` to full
+        relative precision in the tails.  Memory :math:`O(nMD)`.
 
         Examples
         --------
@@ -393,16 +398,14 @@ class GaussianClasses(BayesFloor):
     def decision_boundaries(self) -> np.ndarray:
         r"""The inputs where two one-dimensional classes are equally probable.
 
+        Only for one-dimensional tasks with two classes.
+
         Returns
         -------
         ndarray, shape (k,) with k in {0, 1, 2}
             The sorted roots of :math:`\log P(x, c_0) = \log P(x, c_1)`, a
-            quadratic equation (linear for equal standard deviations).
-
-        Notes
-        -----
-        Only for one-dimensional tasks with two classes; the roots are
-        computed without cancellation, as :math:`t / a` and :math:`e / t`.
+            quadratic equation (linear for equal standard deviations),
+            computed without cancellation, as :math:`t / a` and :math:`e / t`.
 
         Examples
         --------
@@ -468,12 +471,10 @@ def two_gaussian_posterior(
         r = \log\frac{\sigma_1 P(c_2)}{\sigma_2 P(c_1)}
             + \tfrac12 (z_1 - z_2)(z_1 + z_2) .
 
-    Beware a version of this formula in circulation that drops the
-    exponential and swaps the two squares: it is not a probability.  The
-    farther :math:`x` is from :math:`\mu_1` (in units of :math:`\sigma_1`),
-    the smaller :math:`P(c_1 \mid x)`.  The factors :math:`z_1 \pm z_2` are
-    linear in :math:`x`, multiplied on :math:`x` scaled by a power of two:
-    no square of a large :math:`x` overflows or cancels.
+    (A version in circulation drops the exponential and swaps the squares:
+    it is not a probability.)  The factors :math:`z_1 \pm z_2` are linear in
+    :math:`x`, formed on :math:`x` scaled by a power of two: no square of a
+    large :math:`x` overflows or cancels.
 
     Examples
     --------

@@ -25,7 +25,7 @@ from scratchnet.__main__ import main
 
 NAN, INF = math.nan, math.inf
 TASK = sn.tasks.separated()
-TASK2D = sn.GaussianClasses([[0.0, 0.0], [2.0, 1.0]], np.stack([np.eye(2)] * 2))
+TASK2D = sn.GaussianClasses([[0.0, 0.0], [2.0, 1.0]], covariances=np.stack([np.eye(2)] * 2))
 LOGITS = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
 TARGETS = np.array([0, 2])
 PROBS = np.array([[0.2, 0.8], [0.6, 0.4]])
