@@ -109,7 +109,7 @@ def check_bool(value: Any, name: str) -> bool:
 
 
 def check_optional_string(value: Any, name: str) -> Any:
-    """Return ``value`` if it is a string or None; ``TypeError`` naming ``name`` else."""
+    """Return ``value`` if it is a string or None; else ``TypeError`` naming it."""
     if value is not None and not isinstance(value, str):
         raise TypeError(f"{name} must be a string or None; got {value!r} "
                         f"({type(value).__name__})")

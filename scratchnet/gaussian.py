@@ -135,8 +135,8 @@ class GaussianClasses(BayesFloor):
     def __repr__(self) -> str:
         name = f", name={self.name!r}" if self.name is not None else ""
         spread = "scales" if self.covariances is None else "covariances"
-        return (f"GaussianClasses(means={self.means.tolist()}, "
-                f"{spread}={self.scales.tolist()}, priors={self.priors.tolist()}{name})")
+        return (f"GaussianClasses(means={self.means.tolist()}, {spread}="
+                f"{self.scales.tolist()}, priors={self.priors.tolist()}{name})")
 
     def log_class_densities(self, x: Any) -> np.ndarray:
         r"""Log class-conditional densities :math:`\log P(x \mid c)`.
