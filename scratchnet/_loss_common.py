@@ -22,7 +22,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from ._validation import _where, as_class_indices, as_float_array
+from ._validation import _where, as_class_indices, as_float_array, as_number_array
 
 __all__: list = []
 
@@ -52,7 +52,7 @@ def _as_batch(x: Any, name: str, *, two_d: bool, allow_inf: bool = True,
 
 def _class_indices(targets: Any, x: np.ndarray, name: str) -> np.ndarray:
     """Class indices of shape (N,), one per row of the (N, M) ``x``."""
-    t = np.asarray(targets)
+    t = as_number_array(targets, "targets", "class indices (integers)")
     n, m = x.shape
     if t.shape != (n,):
         transposed = t.shape == (m,) and n >= 2  # (M, N) given for (N, M)?

@@ -40,6 +40,7 @@ from ._loss_common import _class_weight
 from ._validation import (
     _where,
     as_float_array,
+    as_number_array,
     check_distribution,
     check_integer,
     check_no_nan,
@@ -130,7 +131,7 @@ def _index_targets(targets: Any, shape: tuple, name: str,
     ``keep`` is None when no target equals ``ignore_index``; otherwise it is
     False there, and those ``t`` are set to 0, a valid index that adds nothing.
     """
-    t = np.asarray(targets)
+    t = as_number_array(targets, "targets", "class indices (integers)")
     if t.shape != _element_shape(shape):
         raise ValueError(_shape_message(t, shape, name))
     m = shape[_class_axis(shape)]
@@ -234,7 +235,8 @@ def _cross_entropy_inputs(logits: Any, targets: Any, weight: Any, ignore_index: 
     eps = check_scalar(label_smoothing, "label_smoothing", low=0.0, high=1.0)
     ignore_index = check_integer(ignore_index, "ignore_index")
     x = _as_scores(logits, "logits")
-    t = np.asarray(targets)
+    t = as_number_array(targets, "targets",
+                        "class indices (integers) or class probabilities (floats)")
     w = _class_weight(weight, x.shape[_class_axis(x.shape)], x.dtype)
     if t.dtype.kind == "f" and t.shape == x.shape:  # class probabilities
         check_distribution(t, "targets", axis=_class_axis(x.shape))

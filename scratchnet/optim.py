@@ -31,7 +31,14 @@ from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
 
-from ._validation import check_scalar
+from ._validation import (
+    check_bool,
+    check_finite_gradient,
+    check_parameter,
+    check_scalar,
+    check_update,
+    describe,
+)
 
 __all__ = ["SGD", "Adam", "Optimizer"]
 
@@ -41,17 +48,6 @@ def _positive(value: Any, name: str, *, zero: bool = True,
     """A finite number >= 0 (> 0 if not ``zero``; < 1 if ``below_one``)."""
     return check_scalar(value, name, low=0.0, low_inclusive=zero,
                         high=1.0 if below_one else math.inf, high_inclusive=False)
-
-
-def _check_finite(grad: np.ndarray, name: str) -> None:
-    """Raise ``FloatingPointError`` naming ``name`` if ``grad`` is not all finite."""
-    if np.isfinite(grad).all():
-        return
-    where = tuple(int(i) for i in np.argwhere(~np.isfinite(grad))[0])
-    raise FloatingPointError(
-        f"grads[{name!r}] must be finite to take a step; got {grad[where]} at index "
-        f"{where}: the loss or its gradient overflowed (try a smaller learning rate, "
-        "or check the inputs)")
 
 
 class Optimizer:
@@ -114,10 +110,10 @@ class Optimizer:
             raise TypeError("params must be a non-empty dict of name -> ndarray "
                             f"(like model.params); got {type(params).__name__}")
         for name, p in params.items():
-            if not isinstance(p, np.ndarray) or p.dtype.kind != "f":
-                got = f" of dtype {p.dtype}" if isinstance(p, np.ndarray) else ""
-                raise TypeError(f"params[{name!r}] must be a floating ndarray (it is "
-                                f"updated in place); got {type(p).__name__}{got}")
+            if not isinstance(name, str):
+                raise TypeError("params must map names (strings) to arrays; got a "
+                                f"key {describe(name)}")
+            check_parameter(p, f"params[{name!r}]")
             if not p.flags.writeable:
                 raise ValueError(f"params[{name!r}] must be writeable (it is updated "
                                  "in place)")
@@ -158,6 +154,7 @@ class Optimizer:
         >>> sorted(sn.Adam({"w": np.zeros(2)}).init_state(np.zeros(2)))
         ['exp_avg', 'exp_avg_sq']
         """
+        check_parameter(param)
         return {}
 
     def update(self, param: np.ndarray, grad: np.ndarray,
@@ -212,18 +209,19 @@ class Optimizer:
         >>> params["w"]
         array([0.9, 2.1])
         """
+        check_finite = check_bool(check_finite, "check_finite")
         if self._flat_state is not None and getattr(grads, "layout", None) is getattr(
                 self.params, "layout", False):
             if check_finite and not np.isfinite(grads.flat).all():  # the whole vector
                 for name in self.params:
-                    _check_finite(grads[name], name)
+                    check_finite_gradient(grads[name], name)
             self.steps += 1  # the same rule, once on the engine's whole vectors
             self.update(self.params.flat, grads.flat, self._flat_state)
             return
         pairs = [(name, self._grad(grads, name)) for name in self.params]
         if check_finite:  # all checked before any array changes
             for name, grad in pairs:
-                _check_finite(grad, name)
+                check_finite_gradient(grad, name)
         self.steps += 1
         for name, grad in pairs:
             self.update(self.params[name], grad, self.state[name])
@@ -312,6 +310,7 @@ class SGD(Optimizer):
         >>> sn.SGD({"w": np.zeros(2)}, lr=1.0, momentum=0.9).init_state(np.zeros(2))
         {'momentum_buffer': array([0., 0.])}
         """
+        check_parameter(param)
         return {"momentum_buffer": np.zeros_like(param)} if self.momentum else {}
 
     def update(self, param: np.ndarray, grad: np.ndarray,
@@ -335,6 +334,7 @@ class SGD(Optimizer):
         >>> w
         array([0.5])
         """
+        check_update(param, grad, state)
         if self.weight_decay:
             grad = grad + self.weight_decay * param
         if self.momentum:
@@ -459,6 +459,7 @@ class Adam(Optimizer):
         >>> sn.Adam({"w": np.zeros(1)}).init_state(np.zeros(1))["exp_avg"]
         array([0.])
         """
+        check_parameter(param)
         return {"exp_avg": np.zeros_like(param), "exp_avg_sq": np.zeros_like(param)}
 
     def update(self, param: np.ndarray, grad: np.ndarray,
@@ -484,6 +485,7 @@ class Adam(Optimizer):
         >>> w.round(6)
         array([0.9])
         """
+        check_update(param, grad, state)
         beta1, beta2 = self.betas
         t = self.step_number()
         if self.weight_decay:

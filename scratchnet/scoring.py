@@ -54,6 +54,7 @@ from ._loss_common import (
 )
 from ._validation import (
     as_float_array,
+    as_number_array,
     check_reduction,
     check_same_shape,
     check_scalar,
@@ -76,7 +77,7 @@ def _mse_residual(outputs: Any, targets: Any, reduction: Any):
     """
     reduction = check_reduction(reduction)
     o = _as_batch(outputs, "outputs", two_d=False, allow_inf=False)
-    t = np.asarray(targets)
+    t = as_number_array(targets, "targets", "class indices or real targets")
     if o.ndim == 2 and t.shape == (o.shape[0],) and o.shape[1] == 1:
         t = t.reshape(o.shape)  # one output per sample: its real targets
     if o.ndim == 2 and t.shape == (o.shape[0],):

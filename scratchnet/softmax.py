@@ -56,6 +56,7 @@ from ._validation import (
     _where,
     as_class_indices,
     as_float_array,
+    check_bool,
     check_positive_int,
     normalize_axis,
     unwrap,
@@ -114,6 +115,7 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     """
     x = as_float_array(x, "x", check_nan=False)
     axis = normalize_axis(axis, x.ndim)
+    keepdims = check_bool(keepdims, "keepdims")
     if x.shape[axis] == 0:  # the log of an empty sum
         out = np.full((*x.shape[:axis], 1, *x.shape[axis + 1:]), -np.inf, x.dtype)
     else:
