@@ -382,7 +382,7 @@ class Adam(Optimizer):
     :math:`\sqrt{\hat v_t} + \epsilon`, grouped as ``torch.optim.Adam``
     groups it (the two agree to rounding: see the module docstring).
 
-    :math:`t` is :attr:`steps`, counted by :meth:`step` before it calls
+    :math:`t` is ``steps``, counted by :meth:`step` before it calls
     :meth:`update` (see :meth:`step_number`).
 
     Examples
@@ -411,7 +411,7 @@ class Adam(Optimizer):
                 f"weight_decay={self.weight_decay:g})")
 
     def step_number(self) -> int:
-        """The :math:`t` of the current update: :attr:`steps`, checked to be >= 1.
+        """The :math:`t` of the current update: ``steps``, checked to be >= 1.
 
         Returns
         -------
