@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import _where, as_float_array, check_scalar
+from ._validation import as_float_array, at_index, check_scalar
 
 _BLOCK = 2**20   # entries (inputs x classes x D) of one block's temporaries
 _MAX_COEF = 2.0**1000   # |L^-1| and |L^-1 mu| above this would overflow the factors
@@ -28,7 +28,7 @@ _MAX_COEF = 2.0**1000   # |L^-1| and |L^-1 mu| above this would overflow the fac
 # -- log P(x, c) - log P(x, r), exact in the far tails ---------------------------
 
 
-def _pow2_scale(x: np.ndarray) -> np.ndarray:
+def pow2_scale(x: np.ndarray) -> np.ndarray:
     """A power of two s >= max(1, |x| / 2) for each row of ``x`` (n, D); shape (n,).
 
     Dividing by a power of two is exact, so ``(x / s)`` loses nothing and a
@@ -39,7 +39,7 @@ def _pow2_scale(x: np.ndarray) -> np.ndarray:
     return np.ldexp(1.0, np.minimum(exponent, 1023))   # 2**1024 would overflow
 
 
-def _log_joint_minus_best(x: np.ndarray, l_inv: np.ndarray, l_inv_mu: np.ndarray,
+def log_joint_minus_best(x: np.ndarray, l_inv: np.ndarray, l_inv_mu: np.ndarray,
                           log_const: np.ndarray) -> tuple:
     r"""log P(x, c) - log P(x, r), r the most probable class at each x: (n, M), and r.
 
@@ -77,7 +77,7 @@ def _log_joint_minus_best(x: np.ndarray, l_inv: np.ndarray, l_inv_mu: np.ndarray
     step = max(1, _BLOCK // (m * d))
     for start in range(0, len(x), step):
         rows = slice(start, start + step)
-        s = _pow2_scale(x[rows])
+        s = pow2_scale(x[rows])
         y = x[rows] / s[:, None]
         best, delta = ref[rows], out[rows]           # views: filled in place
         with np.errstate(all="ignore"):   # only a guess: overflow or NaN is harmless
@@ -129,7 +129,7 @@ def _stacked(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # -- the parameters of a mixture of normals ------------------------------------------
 
 
-def _mixture_parameters(means: Any, scales: Any, priors: Any,
+def mixture_parameters(means: Any, scales: Any, priors: Any,
                         covariances: Any = None) -> tuple:
     """Check (means, scales or covariances, priors) of M normals; return them and L_c.
 
@@ -172,7 +172,7 @@ def _mixture_parameters(means: Any, scales: Any, priors: Any,
         bad = ~(scales > 0)
         if bad.any():
             raise ValueError(f"scales must be positive standard deviations; got "
-                             f"{scales[bad][0]:g}{_where(bad)}")
+                             f"{scales[bad][0]:g}{at_index(bad)}")
         chol = scales.reshape(m, 1, 1)
     else:
         chol = _cholesky(scales, m, means.shape[1], name)
@@ -234,7 +234,7 @@ def _check_priors(priors: Any, m: int) -> np.ndarray:
     bad = ~(priors > 0)
     if bad.any():
         raise ValueError(
-            f"priors must be positive; got {priors[bad][0]:g}{_where(bad)}")
+            f"priors must be positive; got {priors[bad][0]:g}{at_index(bad)}")
     total = priors.sum()
     if abs(total - 1.0) > 1e-6:
         raise ValueError(
@@ -243,7 +243,7 @@ def _check_priors(priors: Any, m: int) -> np.ndarray:
 
 
 
-def _check_two_gaussians(mu1: Any, sigma1: Any, mu2: Any, sigma2: Any, prior1: Any
+def check_two_gaussians(mu1: Any, sigma1: Any, mu2: Any, sigma2: Any, prior1: Any
                          ) -> tuple:
     """Check finite means, positive finite deviations and a prior in (0, 1)."""
     params = {"mu1": mu1, "sigma1": sigma1, "mu2": mu2, "sigma2": sigma2}
@@ -264,7 +264,7 @@ def _check_two_gaussians(mu1: Any, sigma1: Any, mu2: Any, sigma2: Any, prior1: A
     return (*params.values(), prior1)
 
 
-def _check_inputs(x: Any, dim: int) -> np.ndarray:
+def check_mixture_inputs(x: Any, dim: int) -> np.ndarray:
     """Validate inputs to a D-dimensional model; float64 of shape (n, D)."""
     x = as_float_array(x, "x", allow_inf=False).astype(np.float64, copy=False)
     if x.ndim == 1 and dim == 1:

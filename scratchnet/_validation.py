@@ -22,7 +22,7 @@ import numpy as np
 REDUCTIONS = ("mean", "sum", "none")
 
 
-def _where(mask: np.ndarray) -> str:
+def at_index(mask: np.ndarray) -> str:
     """Describe the first True entry of ``mask`` as ``'at index i'``."""
     index = np.unravel_index(int(np.argmax(mask)), mask.shape)
     if len(index) == 0:
@@ -89,7 +89,7 @@ def as_float_array(
         bad = np.isinf(arr)
         if bad.any():
             raise ValueError(
-                f"{name} must be finite; got {arr[bad].flat[0]}{_where(bad)}"
+                f"{name} must be finite; got {arr[bad].flat[0]}{at_index(bad)}"
             )
     return arr
 
@@ -98,7 +98,7 @@ def check_no_nan(arr: np.ndarray, name: str) -> None:
     """Raise ``ValueError`` if ``arr`` holds a NaN, saying where."""
     bad = np.isnan(arr)
     if bad.any():
-        raise ValueError(f"{name} must not contain NaN; got NaN{_where(bad)}")
+        raise ValueError(f"{name} must not contain NaN; got NaN{at_index(bad)}")
 
 
 def check_bool(value: Any, name: str) -> bool:
@@ -253,7 +253,7 @@ def as_class_indices(
         if bad.any():
             raise ValueError(
                 f"{name} must be integers in [0, {num_classes}); "
-                f"got {arr[bad].flat[0]}{_where(bad)}"
+                f"got {arr[bad].flat[0]}{at_index(bad)}"
             )
     return arr.astype(np.intp, copy=False)
 
@@ -271,7 +271,7 @@ def check_distribution(
     if negative.any():
         raise ValueError(
             f"{name} must be non-negative probabilities; "
-            f"got {p[negative].flat[0]:g}{_where(negative)}"
+            f"got {p[negative].flat[0]:g}{at_index(negative)}"
         )
     if p.size == 0:
         return
@@ -280,7 +280,7 @@ def check_distribution(
     if np.any(off):
         raise ValueError(
             f"{name} must sum to 1 along axis {axis} (within {atol:g}); "
-            f"got a sum of {np.asarray(totals)[off].flat[0]:.10g}{_where(off)}"
+            f"got a sum of {np.asarray(totals)[off].flat[0]:.10g}{at_index(off)}"
         )
 
 

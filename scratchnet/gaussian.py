@@ -1,9 +1,8 @@
 r"""The generative model P(X, C): Gaussian classes and Bayes' rule.
 
-To check that a classifier learns the posterior we need a world whose
-posterior we know exactly.  In :class:`GaussianClasses` a class :math:`c` is
-drawn with probability :math:`P(c)`, then an input from that class's
-Gaussian, and Bayes' rule gives the posterior:
+To check that a classifier learns the posterior we need a world whose posterior
+we know exactly.  In :class:`GaussianClasses` a class :math:`c` is drawn with
+probability :math:`P(c)`, then an input from its Gaussian; Bayes' rule gives:
 
 .. math::
 
@@ -43,14 +42,14 @@ from typing import Any
 
 import numpy as np
 
+from . import _quadrature as quadrature
 from ._mixture import (
-    _check_inputs,
-    _check_two_gaussians,
-    _log_joint_minus_best,
-    _mixture_parameters,
-    _pow2_scale,
+    check_mixture_inputs,
+    check_two_gaussians,
+    log_joint_minus_best,
+    mixture_parameters,
+    pow2_scale,
 )
-from ._quadrature import _crossings, _mixture_accuracy, _mixture_quantile, _mixture_rule
 from ._validation import (
     as_float_array,
     as_generator,
@@ -114,7 +113,7 @@ class GaussianClasses(BayesFloor):
 
     def __init__(self, means: Any, scales: Any = None, priors: Any = None, *,
                  covariances: Any = None, name: str | None = None) -> None:
-        means, scales, priors, chol = _mixture_parameters(means, scales, priors,
+        means, scales, priors, chol = mixture_parameters(means, scales, priors,
                                                           covariances)
         check_optional_string(name, "name")
         m, d = chol.shape[:2]
@@ -157,7 +156,7 @@ class GaussianClasses(BayesFloor):
         array([[-9.18938533e-01],
                [-5.00000919e+05]])
         """
-        x = _check_inputs(x, self.dim)
+        x = check_mixture_inputs(x, self.dim)
         with np.errstate(over="ignore"):
             if self._sd is not None:
                 w = (x - self._mu[:, 0]) / self._sd
@@ -264,8 +263,8 @@ class GaussianClasses(BayesFloor):
         >>> task.log_posterior([-100.0])     # -e^-304.5 and -304.5
         array([[-5.71913384e-133, -3.04500000e+002]])
         """
-        x = _check_inputs(x, self.dim)
-        delta, best = _log_joint_minus_best(x, self._l_inv, self._l_inv_mu,
+        x = check_mixture_inputs(x, self.dim)
+        delta, best = log_joint_minus_best(x, self._l_inv, self._l_inv_mu,
                                             self._log_const)   # Delta_c, r
         others = np.exp(delta)
         others[np.arange(len(x)), best] = 0.0                   # the j != r terms
@@ -389,8 +388,9 @@ class GaussianClasses(BayesFloor):
         mass = check_scalar(mass, "mass", low=0.0, high=1.0,
                             low_inclusive=False, high_inclusive=False)
         tail = 0.5 * (1.0 - mass) / self.dim
-        low, high = (_mixture_quantile(self._mu, self._chol, self.priors, tail,
-                                       upper=upper) for upper in (False, True))
+        mixture = (self._mu, self._chol, self.priors)
+        low = quadrature.mixture_quantile(*mixture, tail, upper=False)
+        high = quadrature.mixture_quantile(*mixture, tail, upper=True)
         if self.dim == 1:
             return float(low[0]), float(high[0])
         return low, high
@@ -417,22 +417,22 @@ class GaussianClasses(BayesFloor):
             raise ValueError("decision_boundaries needs a one-dimensional task with "
                              f"two classes; got dim={self.dim}, "
                              f"num_classes={self.num_classes}")
-        roots = _crossings(self._log_prior, self._mu[:, 0], self._sd)
+        roots = quadrature.normal_crossings(self._log_prior, self._mu[:, 0], self._sd)
         return np.unique(roots[np.isfinite(roots)])
 
     # -- hooks of the Bayes floor (scratchnet.bayes) ----------------------------------
 
     def _expectation_rule(self) -> tuple | None:
         """Gauss-Legendre nodes over P(X); None (Monte Carlo) if D > 2 or too many."""
-        return _mixture_rule(self._mu, self._chol, self.density)
+        return quadrature.mixture_rule(self._mu, self._chol, self.density)
 
     def _kinked_expectation_rule(self) -> tuple | None:
         """The same, with 64 times narrower panels in 1-D (for a ReLU model's kinks)."""
-        return _mixture_rule(self._mu, self._chol, self.density, kinked=True)
+        return quadrature.mixture_rule(self._mu, self._chol, self.density, kinked=True)
 
     def _exact_accuracy(self) -> float | None:
         """The Bayes accuracy from normal CDFs between crossings; None if D > 2."""
-        return _mixture_accuracy(self._mu, self._chol, self.priors)
+        return quadrature.mixture_accuracy(self._mu, self._chol, self.priors)
 
 
 def two_gaussian_posterior(
@@ -485,11 +485,11 @@ def two_gaussian_posterior(
     >>> (1 / (1 + np.exp((6 * x - 9) / 2))).round(6)      # the closed form
     array([0.989013, 0.5     , 0.010987])
     """
-    mu1, sigma1, mu2, sigma2, prior1 = _check_two_gaussians(mu1, sigma1, mu2, sigma2,
+    mu1, sigma1, mu2, sigma2, prior1 = check_two_gaussians(mu1, sigma1, mu2, sigma2,
                                                             prior1)
     x = as_float_array(x, "x", allow_inf=False)
     x64 = x.astype(np.float64).reshape(-1, 1)
-    s = _pow2_scale(x64)[:, None]
+    s = pow2_scale(x64)[:, None]
     y = x64 / s
     diff = (1 / sigma1 - 1 / sigma2) * y + (mu2 / sigma2 - mu1 / sigma1) / s  # z1 - z2
     total = (1 / sigma1 + 1 / sigma2) * y - (mu1 / sigma1 + mu2 / sigma2) / s  # z1 + z2
