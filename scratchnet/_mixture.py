@@ -29,7 +29,7 @@ _MAX_COEF = 2.0**1000   # |L^-1| and |L^-1 mu| above this would overflow the fac
 
 
 def pow2_scale(x: np.ndarray) -> np.ndarray:
-    """A power of two s >= max(1, |x| / 2) for each row of ``x`` (n, D); shape (n,).
+    """A power of two ``s >= max(1, |x| / 2)`` for each row of ``x`` (n, D); shape (n,).
 
     Dividing by a power of two is exact, so ``(x / s)`` loses nothing and a
     product rescaled by ``s * s`` at the end rounds exactly as the unscaled
@@ -43,19 +43,19 @@ def log_joint_minus_best(x: np.ndarray, l_inv: np.ndarray, l_inv_mu: np.ndarray,
                           log_const: np.ndarray) -> tuple:
     r"""log P(x, c) - log P(x, r), r the most probable class at each x: (n, M), and r.
 
-    For M Gaussian classes, log P(x, c) = -|w_c|^2 / 2 + log_const_c with
+    For M Gaussian classes, ``log P(x, c) = -|w_c|^2 / 2 + log_const_c`` with
     w_c = L_c^{-1} x - L_c^{-1} mu_c (``l_inv`` (M, D, D), ``l_inv_mu`` (M, D)).
     Returns the differences (all <= 0, exactly 0 at r) and r (n,) as intp.
 
     Why not subtract two log joints?  Far from the means both are huge
     (about -x^2/2) and nearly equal, so the subtraction cancels: a
     difference of order x loses half its digits at x = 1e8 and all of them
-    at 1e16, and past |x| = 1e154 the squares overflow and the difference is
+    at 1e16, and past ``|x| = 1e154`` the squares overflow and the difference is
     inf - inf = NaN.  Instead the
     difference of the two squared distances is factored into two terms
-    linear in x,
+    linear in x::
 
-        |w_c|^2 - |w_r|^2 = (w_c - w_r) . (w_c + w_r),
+        |w_c|^2 - |w_r|^2 = (w_c - w_r) . (w_c + w_r)
 
     with the coefficients differenced first (for equal covariances the first
     factor is then exactly a constant).  Both factors are formed on x / s,
