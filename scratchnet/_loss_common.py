@@ -6,10 +6,10 @@ reduce them as ``torch.nn.functional`` does.  The pieces they share live here,
 so that every loss follows the conventions set out in :mod:`scratchnet.losses`
 in the same way and says the same thing about the same mistake:
 
-* ``_as_batch``, ``_class_indices``, ``_class_weight``: a float batch with at
+* ``as_batch``, ``row_class_indices``, ``as_class_weight``: a float batch with at
   least one sample, one class index per row, one non-negative weight per class;
-* ``_mul0``: a product with the convention :math:`0 \cdot \infty = 0`;
-* ``_reduce``, ``_scale``, ``_mean_denominator``: ``"mean"``, ``"sum"`` or
+* ``safe_multiply``: a product with the convention :math:`0 \cdot \infty = 0`;
+* ``reduce_loss``, ``reduction_scale``, ``mean_denominator``: ``"mean"``, ``"sum"`` or
   ``"none"``, and :math:`\partial\,\text{reduced} / \partial \ell_j`
   (:math:`1/D` for a mean over :math:`D`, else 1) for the gradients.
 
@@ -22,7 +22,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from ._validation import _where, as_class_indices, as_float_array
+from ._validation import as_class_indices, as_float_array, as_number_array, at_index
 
 __all__: list = []
 
@@ -30,7 +30,7 @@ __all__: list = []
 Loss = Union[np.floating, np.ndarray]
 
 
-def _as_batch(x: Any, name: str, *, two_d: bool, allow_inf: bool = True,
+def as_batch(x: Any, name: str, *, two_d: bool, allow_inf: bool = True,
               check_nan: bool = True) -> np.ndarray:
     """``x`` as a float array with at least one sample; (N, M) if ``two_d``."""
     x = as_float_array(x, name, allow_inf=allow_inf, check_nan=check_nan)
@@ -50,9 +50,9 @@ def _as_batch(x: Any, name: str, *, two_d: bool, allow_inf: bool = True,
     return x
 
 
-def _class_indices(targets: Any, x: np.ndarray, name: str) -> np.ndarray:
+def row_class_indices(targets: Any, x: np.ndarray, name: str) -> np.ndarray:
     """Class indices of shape (N,), one per row of the (N, M) ``x``."""
-    t = np.asarray(targets)
+    t = as_number_array(targets, "targets", "class indices (integers)")
     n, m = x.shape
     if t.shape != (n,):
         transposed = t.shape == (m,) and n >= 2  # (M, N) given for (N, M)?
@@ -64,7 +64,8 @@ def _class_indices(targets: Any, x: np.ndarray, name: str) -> np.ndarray:
     return as_class_indices(t, m)
 
 
-def _class_weight(weight: Any, num_classes: int, dtype: np.dtype) -> np.ndarray | None:
+def as_class_weight(weight: Any, num_classes: int,
+                    dtype: np.dtype) -> np.ndarray | None:
     """Per-class weights of shape (M,), finite and non-negative, or None."""
     if weight is None:
         return None
@@ -77,18 +78,18 @@ def _class_weight(weight: Any, num_classes: int, dtype: np.dtype) -> np.ndarray 
     negative = w < 0
     if negative.any():
         raise ValueError(f"weight must be non-negative; got {w[negative][0]:g}"
-                         f"{_where(negative)}")
+                         f"{at_index(negative)}")
     return w.astype(dtype, copy=False)
 
 
-def _mean_denominator(reduction: str, w_t: np.ndarray | None, n: int) -> Any:
+def mean_denominator(reduction: str, w_t: np.ndarray | None, n: int) -> Any:
     """:math:`\\sum_j w[t_j]` (or N without weights), the divisor of a mean (else 1)."""
     if reduction != "mean":
         return 1
     return n if w_t is None else w_t.sum()
 
 
-def _mul0(c: Any, v: np.ndarray) -> np.ndarray:
+def safe_multiply(c: Any, v: np.ndarray) -> np.ndarray:
     """``c * v`` with the convention 0 * inf = 0 (a weight of 0 silences a term).
 
     Neither factor holds NaN, so a NaN in the product can only be 0 * inf.
@@ -100,7 +101,7 @@ def _mul0(c: Any, v: np.ndarray) -> np.ndarray:
     return out
 
 
-def _reduce(losses: np.ndarray, reduction: str, denominator: Any) -> Loss:
+def reduce_loss(losses: np.ndarray, reduction: str, denominator: Any) -> Loss:
     """Apply ``reduction`` to per-sample (or per-element) losses.
 
     A sum beyond the largest float is ``inf``, rightly and without a warning;
@@ -119,6 +120,6 @@ def _reduce(losses: np.ndarray, reduction: str, denominator: Any) -> Loss:
     return np.asarray(total, dtype=losses.dtype)[()]
 
 
-def _scale(reduction: str, denominator: Any) -> float:
+def reduction_scale(reduction: str, denominator: Any) -> float:
     """d(reduced loss) / d(each per-sample loss): 1/denominator for a mean, else 1."""
     return 1.0 / denominator if reduction == "mean" else 1.0

@@ -15,7 +15,7 @@ scores                class-index targets               probability targets
 
 The losses compute on rows: ``_to_rows`` moves the class axis last and
 flattens the rest into :math:`K = N d_1 \cdots d_k` rows, one per classified
-element, and ``_from_rows`` puts per-element losses and gradients back in
+element, and ``from_rows`` puts per-element losses and gradients back in
 the layout they came from.  A mean is over all :math:`K` elements.
 
 A target equal to ``ignore_index`` (-100 by default, as in PyTorch) is
@@ -25,7 +25,7 @@ in the denominator of the mean (``_sample_weights``).
 The messages anticipate the slips of a PyTorch user: logits of shape (C, N)
 are called transposed (not blamed on the targets), classes on the last axis
 of (N, d, C) scores are pointed to axis 1, and a one-column (N, 1) network
-output is pointed to the binary loss.  ``_nll`` and ``_cross_entropy_inputs``
+output is pointed to the binary loss.  ``nll_inputs`` and ``cross_entropy_inputs``
 check the arguments of :mod:`scratchnet.losses` and return them in rows.
 This module is private.
 """
@@ -36,10 +36,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._loss_common import _class_weight
+from ._loss_common import as_class_weight
 from ._validation import (
-    _where,
     as_float_array,
+    as_number_array,
+    at_index,
     check_distribution,
     check_integer,
     check_no_nan,
@@ -84,7 +85,7 @@ def _to_rows(x: np.ndarray) -> np.ndarray:
     return np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
 
 
-def _from_rows(rows: np.ndarray, shape: tuple) -> np.ndarray:
+def from_rows(rows: np.ndarray, shape: tuple) -> np.ndarray:
     """Per-element values (K,) or rows (K, C) back in the layout of scores ``shape``."""
     if rows.ndim == 1:
         return rows.reshape(_element_shape(shape))
@@ -130,7 +131,7 @@ def _index_targets(targets: Any, shape: tuple, name: str,
     ``keep`` is None when no target equals ``ignore_index``; otherwise it is
     False there, and those ``t`` are set to 0, a valid index that adds nothing.
     """
-    t = np.asarray(targets)
+    t = as_number_array(targets, "targets", "class indices (integers)")
     if t.shape != _element_shape(shape):
         raise ValueError(_shape_message(t, shape, name))
     m = shape[_class_axis(shape)]
@@ -144,7 +145,7 @@ def _index_targets(targets: Any, shape: tuple, name: str,
                 "0: for a one-output network use binary_cross_entropy_with_logits, "
                 "loss='binary_cross_entropy')")
         raise ValueError(f"targets must be integers in [0, {m}); got "
-                         f"{t[bad].flat[0]}{_where(bad)}{hint}")
+                         f"{t[bad].flat[0]}{at_index(bad)}{hint}")
     t = t.reshape(-1).astype(np.intp, copy=False)
     if not ignored.any():
         return t, None
@@ -192,7 +193,8 @@ def _sample_weights(w: np.ndarray | None, t: np.ndarray, keep: np.ndarray | None
 _LOG_ONE = 1e-6
 
 
-def _nll(log_probs: Any, targets: Any, weight: Any, ignore_index: Any, reduction: Any):
+def nll_inputs(log_probs: Any, targets: Any, weight: Any, ignore_index: Any,
+               reduction: Any):
     """Checked (rows (K, M), targets (K,), w[t] (K,) | None, reduction, shape)."""
     reduction = check_reduction(reduction)
     ignore_index = check_integer(ignore_index, "ignore_index")
@@ -205,15 +207,15 @@ def _nll(log_probs: Any, targets: Any, weight: Any, ignore_index: Any, reduction
         raise ValueError(
             f"log_probs must be log-probabilities (<= 0, or up to {_LOG_ONE:g} "
             f"for a probability 1 off by rounding); got {lp[bad][0]:.10g}"
-            f"{_where(bad)} (for raw scores use cross_entropy, which takes logits)"
+            f"{at_index(bad)} (for raw scores use cross_entropy, which takes logits)"
         )
     t, keep = _index_targets(targets, lp.shape, "log_probs", ignore_index)
-    w = _class_weight(weight, lp.shape[_class_axis(lp.shape)], lp.dtype)
+    w = as_class_weight(weight, lp.shape[_class_axis(lp.shape)], lp.dtype)
     w_t = _sample_weights(w, t, keep, reduction, ignore_index, lp.dtype)[1]
     return _to_rows(lp), t, w_t, reduction, lp.shape
 
 
-class _Inputs(NamedTuple):
+class CrossEntropyInputs(NamedTuple):
     """The checked arguments of the cross-entropy, in rows (K = number of elements)."""
 
     x: np.ndarray               # (K, M) logits
@@ -227,25 +229,28 @@ class _Inputs(NamedTuple):
     shape: tuple                # the logits' own shape
 
 
-def _cross_entropy_inputs(logits: Any, targets: Any, weight: Any, ignore_index: Any,
-                          label_smoothing: Any, reduction: Any) -> _Inputs:
+def cross_entropy_inputs(logits: Any, targets: Any, weight: Any, ignore_index: Any,
+                          label_smoothing: Any, reduction: Any) -> CrossEntropyInputs:
     """Checked inputs; NaN in logits is left to the max of the kernel."""
     reduction = check_reduction(reduction)
     eps = check_scalar(label_smoothing, "label_smoothing", low=0.0, high=1.0)
     ignore_index = check_integer(ignore_index, "ignore_index")
     x = _as_scores(logits, "logits")
-    t = np.asarray(targets)
-    w = _class_weight(weight, x.shape[_class_axis(x.shape)], x.dtype)
+    t = as_number_array(targets, "targets",
+                        "class indices (integers) or class probabilities (floats)")
+    w = as_class_weight(weight, x.shape[_class_axis(x.shape)], x.dtype)
     if t.dtype.kind == "f" and t.shape == x.shape:  # class probabilities
         check_distribution(t, "targets", axis=_class_axis(x.shape))
         p = _to_rows(t.astype(x.dtype, copy=False))
-        return _Inputs(_to_rows(x), None, p, w, None, None, eps, reduction, x.shape)
+        return CrossEntropyInputs(_to_rows(x), None, p, w, None, None, eps, reduction,
+                                  x.shape)
     t, keep = _index_targets(t, x.shape, "logits", ignore_index)
     w, w_t = _sample_weights(w, t, keep, reduction, ignore_index, x.dtype)
-    return _Inputs(_to_rows(x), t, None, w, w_t, keep, eps, reduction, x.shape)
+    return CrossEntropyInputs(_to_rows(x), t, None, w, w_t, keep, eps, reduction,
+                              x.shape)
 
 
-def _smoothed_targets(inp: _Inputs) -> np.ndarray:
+def smoothed_targets(inp: CrossEntropyInputs) -> np.ndarray:
     r"""The (K, M) matrix :math:`a_{ji} = w_i\, y'_{ji}` of the general case."""
     k, m = inp.x.shape
     if inp.p is None:

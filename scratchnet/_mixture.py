@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import _where, as_float_array, check_scalar
+from ._validation import as_float_array, at_index, check_scalar
 
 _BLOCK = 2**20   # entries (inputs x classes x D) of one block's temporaries
 _MAX_COEF = 2.0**1000   # |L^-1| and |L^-1 mu| above this would overflow the factors
@@ -28,8 +28,8 @@ _MAX_COEF = 2.0**1000   # |L^-1| and |L^-1 mu| above this would overflow the fac
 # -- log P(x, c) - log P(x, r), exact in the far tails ---------------------------
 
 
-def _pow2_scale(x: np.ndarray) -> np.ndarray:
-    """A power of two s >= max(1, |x| / 2) for each row of ``x`` (n, D); shape (n,).
+def pow2_scale(x: np.ndarray) -> np.ndarray:
+    """A power of two ``s >= max(1, |x| / 2)`` for each row of ``x`` (n, D); shape (n,).
 
     Dividing by a power of two is exact, so ``(x / s)`` loses nothing and a
     product rescaled by ``s * s`` at the end rounds exactly as the unscaled
@@ -39,23 +39,23 @@ def _pow2_scale(x: np.ndarray) -> np.ndarray:
     return np.ldexp(1.0, np.minimum(exponent, 1023))   # 2**1024 would overflow
 
 
-def _log_joint_minus_best(x: np.ndarray, l_inv: np.ndarray, l_inv_mu: np.ndarray,
+def log_joint_minus_best(x: np.ndarray, l_inv: np.ndarray, l_inv_mu: np.ndarray,
                           log_const: np.ndarray) -> tuple:
     r"""log P(x, c) - log P(x, r), r the most probable class at each x: (n, M), and r.
 
-    For M Gaussian classes, log P(x, c) = -|w_c|^2 / 2 + log_const_c with
+    For M Gaussian classes, ``log P(x, c) = -|w_c|^2 / 2 + log_const_c`` with
     w_c = L_c^{-1} x - L_c^{-1} mu_c (``l_inv`` (M, D, D), ``l_inv_mu`` (M, D)).
     Returns the differences (all <= 0, exactly 0 at r) and r (n,) as intp.
 
     Why not subtract two log joints?  Far from the means both are huge
     (about -x^2/2) and nearly equal, so the subtraction cancels: a
     difference of order x loses half its digits at x = 1e8 and all of them
-    at 1e16, and past |x| = 1e154 the squares overflow and the difference is
+    at 1e16, and past ``|x| = 1e154`` the squares overflow and the difference is
     inf - inf = NaN.  Instead the
     difference of the two squared distances is factored into two terms
-    linear in x,
+    linear in x::
 
-        |w_c|^2 - |w_r|^2 = (w_c - w_r) . (w_c + w_r),
+        |w_c|^2 - |w_r|^2 = (w_c - w_r) . (w_c + w_r)
 
     with the coefficients differenced first (for equal covariances the first
     factor is then exactly a constant).  Both factors are formed on x / s,
@@ -77,7 +77,7 @@ def _log_joint_minus_best(x: np.ndarray, l_inv: np.ndarray, l_inv_mu: np.ndarray
     step = max(1, _BLOCK // (m * d))
     for start in range(0, len(x), step):
         rows = slice(start, start + step)
-        s = _pow2_scale(x[rows])
+        s = pow2_scale(x[rows])
         y = x[rows] / s[:, None]
         best, delta = ref[rows], out[rows]           # views: filled in place
         with np.errstate(all="ignore"):   # only a guess: overflow or NaN is harmless
@@ -129,20 +129,39 @@ def _stacked(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # -- the parameters of a mixture of normals ------------------------------------------
 
 
-def _mixture_parameters(means: Any, scales: Any, priors: Any) -> tuple:
-    """Check (means, scales, priors) of M normals; return them as float64 and L_c.
+def mixture_parameters(means: Any, scales: Any, priors: Any,
+                        covariances: Any = None) -> tuple:
+    """Check (means, scales or covariances, priors) of M normals; return them and L_c.
 
     ``means`` of shape (M,) with standard deviations ``scales`` (M,), or of
-    shape (M, D) with covariance matrices (M, D, D); the Cholesky factors
-    come back with shape (M, D, D).  Uniform priors when ``priors`` is None.
-    The arrays returned are read-only.
+    shape (M, D) with ``covariances`` (M, D, D) (also accepted as ``scales``,
+    the older spelling); the Cholesky factors come back with shape
+    (M, D, D).  Uniform priors when ``priors`` is None.  Returns means, the
+    spread as given (standard deviations or covariances), priors and the
+    factors, all float64; the arrays returned are read-only.
     """
+    if (scales is None) == (covariances is None):
+        raise TypeError(
+            "GaussianClasses needs one of scales (standard deviations, shape (M,), "
+            "with means of shape (M,)) or covariances (matrices, shape (M, D, D), "
+            "with means of shape (M, D)); got "
+            + ("both" if scales is not None else "neither"))
     means = as_float_array(means, "means", allow_inf=False).astype(np.float64)
-    scales = as_float_array(scales, "scales", allow_inf=False).astype(np.float64)
+    name = "scales" if covariances is None else "covariances"
+    spread = scales if covariances is None else covariances
+    scales = as_float_array(spread, name, allow_inf=False).astype(np.float64)
     if means.ndim not in (1, 2) or means.size == 0:
         raise ValueError("means must have shape (M,) or (M, D) with M, D >= 1; "
                          f"got shape {means.shape}")
     m = means.shape[0]
+    if name == "covariances" and means.ndim == 1:
+        raise ValueError("covariances needs means of shape (M, D); got means of shape "
+                         f"{means.shape}: for a one-dimensional task give scales, "
+                         "the standard deviations")
+    if name == "scales" and means.ndim == 2 and scales.ndim != 3:
+        raise ValueError(f"scales are standard deviations, for means of shape (M,); "
+                         f"with means of shape {means.shape} give covariances, one "
+                         f"(D, D) matrix per class; got scales of shape {scales.shape}")
     if means.ndim == 1:
         if scales.shape != (m,):
             raise ValueError(
@@ -153,28 +172,28 @@ def _mixture_parameters(means: Any, scales: Any, priors: Any) -> tuple:
         bad = ~(scales > 0)
         if bad.any():
             raise ValueError(f"scales must be positive standard deviations; got "
-                             f"{scales[bad][0]:g}{_where(bad)}")
+                             f"{scales[bad][0]:g}{at_index(bad)}")
         chol = scales.reshape(m, 1, 1)
     else:
-        chol = _cholesky(scales, m, means.shape[1])
-    _check_resolvable(chol, means.reshape(m, -1))
+        chol = _cholesky(scales, m, means.shape[1], name)
+    _check_resolvable(chol, means.reshape(m, -1), name)
     priors = _check_priors(np.full(m, 1.0 / m) if priors is None else priors, m)
     for arr in (means, scales, priors):
         arr.flags.writeable = False     # constants derived from them are cached
     return means, scales, priors, chol
 
 
-def _cholesky(cov: np.ndarray, m: int, d: int) -> np.ndarray:
+def _cholesky(cov: np.ndarray, m: int, d: int, name: str) -> np.ndarray:
     """Check M covariance matrices of shape (D, D) and return their Cholesky factors."""
     if cov.shape != (m, d, d):
-        raise ValueError(f"scales must have shape (M, D, D) = ({m}, {d}, {d}), one "
+        raise ValueError(f"{name} must have shape (M, D, D) = ({m}, {d}, {d}), one "
                          f"covariance matrix per class, when means has shape "
                          f"({m}, {d}); got shape {cov.shape}")
     size = np.abs(cov).max(axis=(1, 2), keepdims=True)
     asym = ~(np.abs(cov - cov.transpose(0, 2, 1)) <= 1e-10 * size)
     if asym.any():
         k, i, j = (int(t) for t in np.argwhere(asym)[0])
-        raise ValueError(f"scales[{k}] must be a symmetric covariance matrix; got "
+        raise ValueError(f"{name}[{k}] must be a symmetric covariance matrix; got "
                          f"{cov[k, i, j]:g} at [{i}, {j}] but {cov[k, j, i]:g} "
                          f"at [{j}, {i}]")
     cov = 0.5 * (cov + cov.transpose(0, 2, 1))
@@ -183,12 +202,12 @@ def _cholesky(cov: np.ndarray, m: int, d: int) -> np.ndarray:
     except np.linalg.LinAlgError:
         eig = np.linalg.eigvalsh(cov).min(axis=1)
         k = int(np.argmin(eig))
-        raise ValueError(f"scales[{k}] must be positive definite (a covariance "
+        raise ValueError(f"{name}[{k}] must be positive definite (a covariance "
                          f"matrix); its Cholesky factorisation failed (smallest "
                          f"eigenvalue {eig[k]:.3g})") from None
 
 
-def _check_resolvable(chol: np.ndarray, mu: np.ndarray) -> None:
+def _check_resolvable(chol: np.ndarray, mu: np.ndarray, name: str) -> None:
     """Check L_c^{-1} and L_c^{-1} mu_c stay below 2**1000 (about 1e301).
 
     The factored log-joint differences are formed from these coefficients;
@@ -201,7 +220,7 @@ def _check_resolvable(chol: np.ndarray, mu: np.ndarray) -> None:
     bad = ~(size <= _MAX_COEF)
     if bad.any():
         k = int(np.argmax(bad))
-        raise ValueError(f"scales[{k}] is too small for float64 against the means: "
+        raise ValueError(f"{name}[{k}] is too small for float64 against the means: "
                          f"1/scale and mean/scale must stay below 2**1000 (about "
                          f"1e301); got {size[k]:.3g}")
 
@@ -215,7 +234,7 @@ def _check_priors(priors: Any, m: int) -> np.ndarray:
     bad = ~(priors > 0)
     if bad.any():
         raise ValueError(
-            f"priors must be positive; got {priors[bad][0]:g}{_where(bad)}")
+            f"priors must be positive; got {priors[bad][0]:g}{at_index(bad)}")
     total = priors.sum()
     if abs(total - 1.0) > 1e-6:
         raise ValueError(
@@ -224,7 +243,7 @@ def _check_priors(priors: Any, m: int) -> np.ndarray:
 
 
 
-def _check_two_gaussians(mu1: Any, sigma1: Any, mu2: Any, sigma2: Any, prior1: Any
+def check_two_gaussians(mu1: Any, sigma1: Any, mu2: Any, sigma2: Any, prior1: Any
                          ) -> tuple:
     """Check finite means, positive finite deviations and a prior in (0, 1)."""
     params = {"mu1": mu1, "sigma1": sigma1, "mu2": mu2, "sigma2": sigma2}
@@ -245,7 +264,7 @@ def _check_two_gaussians(mu1: Any, sigma1: Any, mu2: Any, sigma2: Any, prior1: A
     return (*params.values(), prior1)
 
 
-def _check_inputs(x: Any, dim: int) -> np.ndarray:
+def check_mixture_inputs(x: Any, dim: int) -> np.ndarray:
     """Validate inputs to a D-dimensional model; float64 of shape (n, D)."""
     x = as_float_array(x, "x", allow_inf=False).astype(np.float64, copy=False)
     if x.ndim == 1 and dim == 1:

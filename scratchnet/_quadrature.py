@@ -165,7 +165,7 @@ def _mixture_axis_rules(mu: np.ndarray, chol: np.ndarray, kinked: bool = False
     return [_gauss_legendre(e) for e in edges]
 
 
-def _mixture_rule(mu: np.ndarray, chol: np.ndarray, density: Callable,
+def mixture_rule(mu: np.ndarray, chol: np.ndarray, density: Callable,
                   kinked: bool = False) -> tuple | None:
     """Nodes x_k (K, D) and weights W_k with sum_k W_k f(x_k) ~ E_{P(X)} f.
 
@@ -192,7 +192,7 @@ def _mixture_rule(mu: np.ndarray, chol: np.ndarray, density: Callable,
 # -- crossings and normal masses: the exact Bayes accuracy ----------------------------
 
 
-def _crossings(log_w: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
+def normal_crossings(log_w: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """Where two weighted normals w_c N(x; mean_c, sd_c^2) are equal, for every pair.
 
     ``log_w``, ``mean``, ``sd`` have shape (..., M); returns shape (..., P, 2)
@@ -235,7 +235,7 @@ def _winner_mass(log_w: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> np.ndar
     mass on each merged interval.
     """
     k, m = log_w.shape
-    roots = _crossings(log_w, mean, sd).reshape(k, -1)
+    roots = normal_crossings(log_w, mean, sd).reshape(k, -1)
     roots = np.sort(np.where(np.isnan(roots), np.inf, roots), axis=1)
     inf = np.full((k, 1), np.inf)
     lo = np.concatenate([-inf, roots], axis=1).ravel()       # (K * intervals,)
@@ -263,7 +263,7 @@ def _winner_mass(log_w: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> np.ndar
     return np.bincount(r, weights=mass, minlength=k)
 
 
-def _mixture_accuracy(mu: np.ndarray, chol: np.ndarray, priors: np.ndarray
+def mixture_accuracy(mu: np.ndarray, chol: np.ndarray, priors: np.ndarray
                       ) -> float | None:
     """The integral of max_c P(c) N(x; mu_c, L_c L_c^T) in one or two dimensions.
 
@@ -298,7 +298,7 @@ def _mixture_accuracy(mu: np.ndarray, chol: np.ndarray, priors: np.ndarray
     return float(g @ _winner_mass(log_w, cond_mean, np.broadcast_to(l22, z1.shape)))
 
 
-def _mixture_quantile(mu: np.ndarray, chol: np.ndarray, priors: np.ndarray,
+def mixture_quantile(mu: np.ndarray, chol: np.ndarray, priors: np.ndarray,
                       tail: float, *, upper: bool) -> np.ndarray:
     """Per axis, where the lower (upper) tail of sum_c P(c) N(mu_c, sd_c^2) is ``tail``.
 

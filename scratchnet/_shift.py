@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import _where, check_no_nan
+from ._validation import at_index, check_no_nan
 
 __all__ = ["check_some_finite", "row_max", "top_and_rest"]
 
@@ -39,7 +39,7 @@ def row_max(x: np.ndarray, axis: int, name: str, *, allow_posinf: bool) -> np.nd
         if not allow_posinf and np.isposinf(m).any():
             raise ValueError(
                 f"{name} must not contain +inf (an infinite score has no softmax); "
-                f"got +inf{_where(np.isposinf(x))}"
+                f"got +inf{at_index(np.isposinf(x))}"
             )
         m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
     return m

@@ -22,7 +22,7 @@ import numpy as np
 REDUCTIONS = ("mean", "sum", "none")
 
 
-def _where(mask: np.ndarray) -> str:
+def at_index(mask: np.ndarray) -> str:
     """Describe the first True entry of ``mask`` as ``'at index i'``."""
     index = np.unravel_index(int(np.argmax(mask)), mask.shape)
     if len(index) == 0:
@@ -89,7 +89,7 @@ def as_float_array(
         bad = np.isinf(arr)
         if bad.any():
             raise ValueError(
-                f"{name} must be finite; got {arr[bad].flat[0]}{_where(bad)}"
+                f"{name} must be finite; got {arr[bad].flat[0]}{at_index(bad)}"
             )
     return arr
 
@@ -98,14 +98,22 @@ def check_no_nan(arr: np.ndarray, name: str) -> None:
     """Raise ``ValueError`` if ``arr`` holds a NaN, saying where."""
     bad = np.isnan(arr)
     if bad.any():
-        raise ValueError(f"{name} must not contain NaN; got NaN{_where(bad)}")
+        raise ValueError(f"{name} must not contain NaN; got NaN{at_index(bad)}")
 
 
 def check_bool(value: Any, name: str) -> bool:
     """Return ``value`` as a bool; ``TypeError`` unless it is True or False."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False; got {value!r}")
+        raise TypeError(f"{name} must be True or False; got {describe(value)}")
     return bool(value)
+
+
+def check_optional_string(value: Any, name: str) -> Any:
+    """Return ``value`` if it is a string or None; else ``TypeError`` naming it."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be a string or None; got {value!r} "
+                        f"({type(value).__name__})")
+    return value
 
 
 def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
@@ -124,13 +132,63 @@ def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
     return axis % ndim
 
 
+def describe(value: Any) -> str:
+    """A short account of a received value for a message: its repr and its type.
+
+    Arrays are described by dtype and shape (their repr may be long), other
+    values by a repr cut at 60 characters and the name of their type, e.g.
+    ``['mean'] (list)``.
+    """
+    if isinstance(value, np.ndarray):
+        return f"an array of dtype {value.dtype} and shape {value.shape}"
+    text = " ".join(repr(value).split())  # one line, even for nested arrays
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def check_choice(value: Any, name: str, choices: tuple) -> str:
+    """Return ``value`` if it is one of the strings ``choices``.
+
+    ``TypeError`` if it is not a string at all (a list, an array, None),
+    ``ValueError`` if it is a string not among ``choices``.
+    """
+    listed = ", ".join(repr(c) for c in choices)
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {listed} (a string); got "
+                        f"{describe(value)}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {listed}; got {value!r}")
+    return value
+
+
 def check_reduction(reduction: Any) -> str:
     """Return ``reduction`` if it is one of ``'mean'``, ``'sum'``, ``'none'``."""
-    if reduction not in REDUCTIONS:
-        raise ValueError(
-            f"reduction must be one of 'mean', 'sum', 'none'; got {reduction!r}"
-        )
-    return reduction
+    return check_choice(reduction, "reduction", REDUCTIONS)
+
+
+def check_callable(value: Any, name: str, expected: str) -> Any:
+    """Return ``value`` if it is callable; ``TypeError`` saying what was expected."""
+    if not callable(value):
+        raise TypeError(f"{name} must be {expected}; got {describe(value)}")
+    return value
+
+
+def as_number_array(value: Any, name: str, expected: str) -> np.ndarray:
+    """``np.asarray(value)`` after checking it holds real numbers (or booleans).
+
+    Strings, None and other objects raise ``TypeError`` naming ``name`` and
+    saying what was ``expected`` (e.g. "class indices or probabilities"),
+    before any shape check reports a confusing "got shape ()".
+    """
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # ragged nested lists
+        raise ValueError(f"{name} must be a rectangular array of {expected}; got "
+                         f"{describe(value)}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be {expected}; got {describe(value)}")
+    return arr
 
 
 def check_scalar(
@@ -195,7 +253,7 @@ def as_class_indices(
         if bad.any():
             raise ValueError(
                 f"{name} must be integers in [0, {num_classes}); "
-                f"got {arr[bad].flat[0]}{_where(bad)}"
+                f"got {arr[bad].flat[0]}{at_index(bad)}"
             )
     return arr.astype(np.intp, copy=False)
 
@@ -213,7 +271,7 @@ def check_distribution(
     if negative.any():
         raise ValueError(
             f"{name} must be non-negative probabilities; "
-            f"got {p[negative].flat[0]:g}{_where(negative)}"
+            f"got {p[negative].flat[0]:g}{at_index(negative)}"
         )
     if p.size == 0:
         return
@@ -222,7 +280,7 @@ def check_distribution(
     if np.any(off):
         raise ValueError(
             f"{name} must sum to 1 along axis {axis} (within {atol:g}); "
-            f"got a sum of {np.asarray(totals)[off].flat[0]:.10g}{_where(off)}"
+            f"got a sum of {np.asarray(totals)[off].flat[0]:.10g}{at_index(off)}"
         )
 
 
@@ -272,6 +330,38 @@ def check_same_shape(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> 
         raise ValueError(
             f"{name_b} must have the same shape as {name_a} {a.shape}; got {b.shape}"
         )
+
+
+def check_parameter(param: Any, name: str = "param") -> np.ndarray:
+    """Return ``param`` if it is a floating ndarray (an optimiser's parameter)."""
+    if not isinstance(param, np.ndarray) or param.dtype.kind != "f":
+        raise TypeError(f"{name} must be a floating ndarray (it is updated in "
+                        f"place); got {describe(param)}")
+    return param
+
+
+def check_finite_gradient(grad: np.ndarray, name: str) -> None:
+    """Raise ``FloatingPointError`` naming ``grads[name]`` unless it is all finite."""
+    if np.isfinite(grad).all():
+        return
+    where = tuple(int(i) for i in np.argwhere(~np.isfinite(grad))[0])
+    raise FloatingPointError(
+        f"grads[{name!r}] must be finite to take a step; got {grad[where]} at index "
+        f"{where}: the loss or its gradient overflowed (try a smaller learning rate, "
+        "or check the inputs)")
+
+
+def check_update(param: Any, grad: Any, state: Any) -> None:
+    """Check the arguments of an optimiser's ``update(param, grad, state)``."""
+    check_parameter(param)
+    if not isinstance(grad, np.ndarray) or grad.dtype.kind not in "fiu":
+        raise TypeError(f"grad must be a real ndarray; got {describe(grad)}")
+    if grad.shape != param.shape:
+        raise ValueError(f"grad must have the shape of param {param.shape}; got "
+                         f"{grad.shape}")
+    if not isinstance(state, dict):
+        raise TypeError("state must be the dict of this parameter's running "
+                        f"quantities (opt.state[name]); got {describe(state)}")
 
 
 def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:

@@ -1,9 +1,8 @@
 r"""The generative model P(X, C): Gaussian classes and Bayes' rule.
 
-To check that a classifier learns the posterior we need a world whose
-posterior we know exactly.  In :class:`GaussianClasses` a class :math:`c` is
-drawn with probability :math:`P(c)`, then an input from that class's
-Gaussian, and Bayes' rule gives the posterior:
+To check that a classifier learns the posterior we need a world whose posterior
+we know exactly.  In :class:`GaussianClasses` a class :math:`c` is drawn with
+probability :math:`P(c)`, then an input from its Gaussian; Bayes' rule gives:
 
 .. math::
 
@@ -28,15 +27,12 @@ class :math:`c` (:math:`L_c` the Cholesky factor of :math:`\Sigma_c`; in one
 dimension :math:`\lvert x - \mu_c\rvert / \sigma_c`).
 
 No classifier has a lower expected cross-entropy than this posterior: that
-floor, and a model's distance to it, :class:`GaussianClasses` inherits from
-:class:`~scratchnet.bayes.BayesFloor` (the previous chapter), supplying a
+floor, and a model's distance to it, come from
+:class:`~scratchnet.bayes.BayesFloor` (the previous chapter), given a
 Gauss-Legendre rule over :math:`P(X)` in one and two dimensions and the Bayes
-accuracy in closed form.  Their sizes are counted before anything is built;
-where they would be too large (D >= 3, nearly singular covariances, scales
-tiny against the distances between the means or from the origin) each
-integral is a Monte Carlo mean over ``n_samples`` draws of :math:`P(X)` (a
-fixed seed unless ``rng`` is given), whose standard error :math:`s/\sqrt{n}`
-``return_stderr=True`` reports.
+accuracy in closed form; where the rule would be too large (D >= 3, nearly
+singular covariances, tiny scales) each integral is a Monte Carlo mean over
+``n_samples`` draws of :math:`P(X)`, with standard error ``return_stderr=True``.
 """
 
 from __future__ import annotations
@@ -46,17 +42,18 @@ from typing import Any
 
 import numpy as np
 
+from . import _quadrature as quadrature
 from ._mixture import (
-    _check_inputs,
-    _check_two_gaussians,
-    _log_joint_minus_best,
-    _mixture_parameters,
-    _pow2_scale,
+    check_mixture_inputs,
+    check_two_gaussians,
+    log_joint_minus_best,
+    mixture_parameters,
+    pow2_scale,
 )
-from ._quadrature import _crossings, _mixture_accuracy, _mixture_quantile, _mixture_rule
 from ._validation import (
     as_float_array,
     as_generator,
+    check_optional_string,
     check_positive_int,
     check_scalar,
     unwrap,
@@ -76,21 +73,24 @@ class GaussianClasses(BayesFloor):
     ----------
     means : array_like, shape (M,) or (M, D)
         Class means :math:`\mu_c`.  Shape (M,) makes a one-dimensional task.
-    scales : array_like, shape (M,) or (M, D, D)
-        Positive standard deviations :math:`\sigma_c` (with means of shape
-        (M,)) or symmetric positive definite covariance matrices
-        :math:`\Sigma_c` (with means of shape (M, D)).
+    scales : array_like, shape (M,)
+        Positive standard deviations :math:`\sigma_c`, with means of shape (M,).
     priors : array_like, shape (M,), optional
         Class probabilities :math:`P(c)`, positive, summing to 1 (within
         1e-6; they are then renormalised).  Uniform by default.
+    covariances : array_like, shape (M, D, D), keyword only
+        Symmetric positive definite covariance matrices :math:`\Sigma_c`,
+        with means of shape (M, D): ``GaussianClasses(means, covariances=...)``.
+        Give ``scales`` or ``covariances`` (older code passes them as ``scales``).
     name : str, optional
         A label for plots and reprs.
 
     Attributes
     ----------
-    means, scales, priors : ndarray
-        The parameters as given, priors filled in; read-only, because
-        constants, quadrature nodes and the posterior there are cached.
+    means, scales, covariances, priors : ndarray
+        The parameters as given, priors filled in; read-only (what is derived
+        from them is cached).  ``covariances`` is None in one dimension; in D
+        dimensions ``scales`` is the same array.
     num_classes, dim : int
         :math:`M` and :math:`D` (1 for means of shape (M,)).
     name : str or None
@@ -105,16 +105,20 @@ class GaussianClasses(BayesFloor):
     array([[0.5, 0.5]])
     >>> print(f"{task.bayes_loss():.4f}")
     0.1664
+    >>> plane = sn.GaussianClasses([[0.0, 0.0], [2.0, 0.0]],
+    ...                            covariances=[np.eye(2), np.eye(2)])
+    >>> plane.posterior([[1.0, 5.0]]).round(4)
+    array([[0.5, 0.5]])
     """
 
-    def __init__(
-        self, means: Any, scales: Any, priors: Any = None, *, name: str | None = None
-    ) -> None:
-        means, scales, priors, chol = _mixture_parameters(means, scales, priors)
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a string or None; got {name!r}")
+    def __init__(self, means: Any, scales: Any = None, priors: Any = None, *,
+                 covariances: Any = None, name: str | None = None) -> None:
+        means, scales, priors, chol = mixture_parameters(means, scales, priors,
+                                                          covariances)
+        check_optional_string(name, "name")
         m, d = chol.shape[:2]
         self.means, self.scales, self.priors = means, scales, priors
+        self.covariances = scales if means.ndim == 2 else None
         self.num_classes, self.dim, self.name = m, d, name
         self._mu, self._chol = means.reshape(m, d), chol
         self._sd = chol[:, 0, 0].copy() if d == 1 else None       # 1-D fast path
@@ -129,8 +133,9 @@ class GaussianClasses(BayesFloor):
 
     def __repr__(self) -> str:
         name = f", name={self.name!r}" if self.name is not None else ""
-        return (f"GaussianClasses(means={self.means.tolist()}, "
-                f"scales={self.scales.tolist()}, priors={self.priors.tolist()}{name})")
+        spread = "scales" if self.covariances is None else "covariances"
+        return (f"GaussianClasses(means={self.means.tolist()}, {spread}="
+                f"{self.scales.tolist()}, priors={self.priors.tolist()}{name})")
 
     def log_class_densities(self, x: Any) -> np.ndarray:
         r"""Log class-conditional densities :math:`\log P(x \mid c)`.
@@ -151,7 +156,7 @@ class GaussianClasses(BayesFloor):
         array([[-9.18938533e-01],
                [-5.00000919e+05]])
         """
-        x = _check_inputs(x, self.dim)
+        x = check_mixture_inputs(x, self.dim)
         with np.errstate(over="ignore"):
             if self._sd is not None:
                 w = (x - self._mu[:, 0]) / self._sd
@@ -245,10 +250,9 @@ class GaussianClasses(BayesFloor):
             \qquad \Delta_c = \log P(x, c) - \log P(x, r) \le 0 .
 
         Each :math:`\Delta_c`, a difference of two squared distances, is
-        factored into two terms linear in :math:`x`: exact to rounding for
-        every finite :math:`x`, even :math:`10^{300}`; ``log1p`` keeps
-        :math:`\log P(r \mid x) \approx -\sum_{j \ne r} e^{\Delta_j}` to full
-        relative precision (never ``-0.0`` in the tails).  Memory :math:`O(nMD)`.
+        factored into two terms linear in :math:`x` (exact to rounding even at
+        :math:`x = 10^{300}`); ``log1p`` keeps :math:`\log P(r \mid x)` to full
+        relative precision in the tails.  Memory :math:`O(nMD)`.
 
         Examples
         --------
@@ -259,8 +263,8 @@ class GaussianClasses(BayesFloor):
         >>> task.log_posterior([-100.0])     # -e^-304.5 and -304.5
         array([[-5.71913384e-133, -3.04500000e+002]])
         """
-        x = _check_inputs(x, self.dim)
-        delta, best = _log_joint_minus_best(x, self._l_inv, self._l_inv_mu,
+        x = check_mixture_inputs(x, self.dim)
+        delta, best = log_joint_minus_best(x, self._l_inv, self._l_inv_mu,
                                             self._log_const)   # Delta_c, r
         others = np.exp(delta)
         others[np.arange(len(x)), best] = 0.0                   # the j != r terms
@@ -384,8 +388,9 @@ class GaussianClasses(BayesFloor):
         mass = check_scalar(mass, "mass", low=0.0, high=1.0,
                             low_inclusive=False, high_inclusive=False)
         tail = 0.5 * (1.0 - mass) / self.dim
-        low, high = (_mixture_quantile(self._mu, self._chol, self.priors, tail,
-                                       upper=upper) for upper in (False, True))
+        mixture = (self._mu, self._chol, self.priors)
+        low = quadrature.mixture_quantile(*mixture, tail, upper=False)
+        high = quadrature.mixture_quantile(*mixture, tail, upper=True)
         if self.dim == 1:
             return float(low[0]), float(high[0])
         return low, high
@@ -393,16 +398,14 @@ class GaussianClasses(BayesFloor):
     def decision_boundaries(self) -> np.ndarray:
         r"""The inputs where two one-dimensional classes are equally probable.
 
+        Only for one-dimensional tasks with two classes.
+
         Returns
         -------
         ndarray, shape (k,) with k in {0, 1, 2}
             The sorted roots of :math:`\log P(x, c_0) = \log P(x, c_1)`, a
-            quadratic equation (linear for equal standard deviations).
-
-        Notes
-        -----
-        Only for one-dimensional tasks with two classes; the roots are
-        computed without cancellation, as :math:`t / a` and :math:`e / t`.
+            quadratic equation (linear for equal standard deviations),
+            computed without cancellation, as :math:`t / a` and :math:`e / t`.
 
         Examples
         --------
@@ -414,22 +417,22 @@ class GaussianClasses(BayesFloor):
             raise ValueError("decision_boundaries needs a one-dimensional task with "
                              f"two classes; got dim={self.dim}, "
                              f"num_classes={self.num_classes}")
-        roots = _crossings(self._log_prior, self._mu[:, 0], self._sd)
+        roots = quadrature.normal_crossings(self._log_prior, self._mu[:, 0], self._sd)
         return np.unique(roots[np.isfinite(roots)])
 
     # -- hooks of the Bayes floor (scratchnet.bayes) ----------------------------------
 
     def _expectation_rule(self) -> tuple | None:
         """Gauss-Legendre nodes over P(X); None (Monte Carlo) if D > 2 or too many."""
-        return _mixture_rule(self._mu, self._chol, self.density)
+        return quadrature.mixture_rule(self._mu, self._chol, self.density)
 
     def _kinked_expectation_rule(self) -> tuple | None:
         """The same, with 64 times narrower panels in 1-D (for a ReLU model's kinks)."""
-        return _mixture_rule(self._mu, self._chol, self.density, kinked=True)
+        return quadrature.mixture_rule(self._mu, self._chol, self.density, kinked=True)
 
     def _exact_accuracy(self) -> float | None:
         """The Bayes accuracy from normal CDFs between crossings; None if D > 2."""
-        return _mixture_accuracy(self._mu, self._chol, self.priors)
+        return quadrature.mixture_accuracy(self._mu, self._chol, self.priors)
 
 
 def two_gaussian_posterior(
@@ -468,12 +471,10 @@ def two_gaussian_posterior(
         r = \log\frac{\sigma_1 P(c_2)}{\sigma_2 P(c_1)}
             + \tfrac12 (z_1 - z_2)(z_1 + z_2) .
 
-    Beware a version of this formula in circulation that drops the
-    exponential and swaps the two squares: it is not a probability.  The
-    farther :math:`x` is from :math:`\mu_1` (in units of :math:`\sigma_1`),
-    the smaller :math:`P(c_1 \mid x)`.  The factors :math:`z_1 \pm z_2` are
-    linear in :math:`x`, multiplied on :math:`x` scaled by a power of two:
-    no square of a large :math:`x` overflows or cancels.
+    (A version in circulation drops the exponential and swaps the squares:
+    it is not a probability.)  The factors :math:`z_1 \pm z_2` are linear in
+    :math:`x`, formed on :math:`x` scaled by a power of two: no square of a
+    large :math:`x` overflows or cancels.
 
     Examples
     --------
@@ -484,11 +485,11 @@ def two_gaussian_posterior(
     >>> (1 / (1 + np.exp((6 * x - 9) / 2))).round(6)      # the closed form
     array([0.989013, 0.5     , 0.010987])
     """
-    mu1, sigma1, mu2, sigma2, prior1 = _check_two_gaussians(mu1, sigma1, mu2, sigma2,
+    mu1, sigma1, mu2, sigma2, prior1 = check_two_gaussians(mu1, sigma1, mu2, sigma2,
                                                             prior1)
     x = as_float_array(x, "x", allow_inf=False)
     x64 = x.astype(np.float64).reshape(-1, 1)
-    s = _pow2_scale(x64)[:, None]
+    s = pow2_scale(x64)[:, None]
     y = x64 / s
     diff = (1 / sigma1 - 1 / sigma2) * y + (mu2 / sigma2 - mu1 / sigma1) / s  # z1 - z2
     total = (1 / sigma1 + 1 / sigma2) * y - (mu1 / sigma1 + mu2 / sigma2) / s  # z1 + z2

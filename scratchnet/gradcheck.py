@@ -25,11 +25,19 @@ largest.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 
-from ._validation import as_float_array, check_same_shape, check_scalar
+from ._validation import (
+    as_float_array,
+    check_bool,
+    check_callable,
+    check_same_shape,
+    check_scalar,
+    describe,
+)
 
 __all__ = ["gradient_check", "numerical_gradient"]
 
@@ -42,8 +50,7 @@ def _scalar_value(f: Callable[[np.ndarray], Any], x: np.ndarray) -> float:
     returned = f(x)
     value = np.asarray(returned)
     if value.dtype.kind not in "fiub":
-        raise TypeError(f"f must return a real number; its return was "
-                        f"{type(returned).__name__} {returned!r}")
+        raise TypeError(f"f must return a real number; got {describe(returned)}")
     if value.size != 1:
         raise ValueError(
             f"f must return a scalar (the gradient of an array-valued function "
@@ -89,7 +96,9 @@ def numerical_gradient(f: Callable[[np.ndarray], Any], x: Any,
     >>> sn.numerical_gradient(lambda x: np.sum(x ** 3), [1.0, -2.0]).round(6)
     array([ 3., 12.])
     """
-    eps = check_scalar(eps, "eps", low=0.0, low_inclusive=False)
+    f = check_callable(f, "f", "a function f(x) -> scalar")
+    eps = check_scalar(eps, "eps", low=0.0, high=math.inf, low_inclusive=False,
+                       high_inclusive=False)
     point = np.array(as_float_array(x, "x", allow_inf=False), dtype=np.float64)
     grad = np.empty_like(point)
     flat, flat_grad = point.reshape(-1), grad.reshape(-1)  # views: same memory
@@ -172,7 +181,10 @@ def gradient_check(f: Callable[[np.ndarray], Any],
     >>> print(f"{error:.1f} at {index}")
     1.0 at (2,)
     """
-    floor = check_scalar(floor, "floor", low=0.0, low_inclusive=False)
+    f = check_callable(f, "f", "a function f(x) -> scalar")
+    floor = check_scalar(floor, "floor", low=0.0, high=math.inf, low_inclusive=False,
+                         high_inclusive=False)
+    return_index = check_bool(return_index, "return_index")
     point = as_float_array(x, "x", allow_inf=False)
     analytic = grad(np.array(point, dtype=np.float64)) if callable(grad) else grad
     analytic = as_float_array(analytic, "grad", allow_inf=False)

@@ -15,7 +15,30 @@ from typing import Any, Dict
 
 import numpy as np
 
+from ._validation import (
+    as_float_array,
+    as_number_array,
+    check_bool,
+    check_scalar,
+    describe,
+)
+
 __all__ = ["History"]
+
+
+def _check_ndim(arr: np.ndarray, name: str, ndim: int | None) -> np.ndarray:
+    """``arr`` if it has ``ndim`` dimensions (any number if None)."""
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be an array with {ndim} dimension(s); got "
+                         f"shape {arr.shape}")
+    return arr
+
+
+def _float_array(value: Any, name: str, ndim: int | None = None) -> Any:
+    """None, or ``value`` as a floating array of ``ndim`` dimensions (NaN allowed)."""
+    if value is None:
+        return None
+    return _check_ndim(as_float_array(value, name, check_nan=False), name, ndim)
 
 
 @dataclass
@@ -62,6 +85,22 @@ class History:
     eval_x: np.ndarray | None
     elapsed: float
     stopped_early: bool = False
+
+    def __post_init__(self) -> None:
+        """Check every field's kind; lists become arrays (from :meth:`from_dict`)."""
+        self.losses = _float_array(self.losses, "losses", ndim=1)
+        steps = as_number_array(self.snapshot_steps, "snapshot_steps",
+                                "the step counts of the snapshots (integers)")
+        if steps.size and steps.dtype.kind not in "iu":
+            raise TypeError("snapshot_steps must be the step counts of the snapshots "
+                            f"(integers); got {describe(steps)}")
+        self.snapshot_steps = _check_ndim(steps.astype(np.int64, copy=False),
+                                          "snapshot_steps", 1)
+        self.snapshot_probs = _float_array(self.snapshot_probs, "snapshot_probs", 3)
+        self.snapshot_kl = _float_array(self.snapshot_kl, "snapshot_kl", ndim=1)
+        self.eval_x = _float_array(self.eval_x, "eval_x")
+        self.elapsed = check_scalar(self.elapsed, "elapsed", low=0.0)
+        self.stopped_early = check_bool(self.stopped_early, "stopped_early")
 
     @property
     def steps(self) -> int:
@@ -130,13 +169,10 @@ class History:
             raise ValueError(f"d must have the keys 'losses' and 'elapsed' (as "
                              f"to_dict() writes them); missing {', '.join(missing)}")
 
-        def array(key: str, dtype: Any = np.float64) -> np.ndarray | None:
-            return None if d.get(key) is None else np.asarray(d[key], dtype=dtype)
-
-        steps = array("snapshot_steps", np.int64)
-        return cls(losses=array("losses"),
+        steps = d.get("snapshot_steps")
+        return cls(losses=d["losses"],
                    snapshot_steps=np.zeros(0, np.int64) if steps is None else steps,
-                   snapshot_probs=array("snapshot_probs"),
-                   snapshot_kl=array("snapshot_kl"), eval_x=array("eval_x"),
-                   elapsed=float(d["elapsed"]),
-                   stopped_early=bool(d.get("stopped_early", False)))
+                   snapshot_probs=d.get("snapshot_probs"),
+                   snapshot_kl=d.get("snapshot_kl"), eval_x=d.get("eval_x"),
+                   elapsed=d["elapsed"],
+                   stopped_early=d.get("stopped_early", False))

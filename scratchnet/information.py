@@ -63,8 +63,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._validation import (
-    _where,
     as_float_array,
+    at_index,
     broadcast_outcome_axis,
     check_distribution,
     check_same_shape,
@@ -154,7 +154,7 @@ def _check_log_distribution(log_q: np.ndarray, name: str, axis: int, ndim: int) 
     if off.any():
         raise ValueError(f"{name} must be log-probabilities whose logsumexp along "
                          f"axis {own_axis} is 0 (within {_ATOL:g}); got "
-                         f"{totals[off].flat[0]:.10g}{_where(off)}")
+                         f"{totals[off].flat[0]:.10g}{at_index(off)}")
 
 
 def _prepare(p: Any, q: Any, log_q: Any, axis: Any, p_name: str = "p",

@@ -49,7 +49,7 @@ from typing import Any, Tuple
 
 import numpy as np
 
-from ._validation import as_float_array, normalize_axis
+from ._validation import as_float_array, describe, normalize_axis
 from .softmax import log_softmax, softmax
 
 __all__ = [
@@ -84,11 +84,17 @@ def _check_dout(dout: Any, shape: tuple, what: str) -> np.ndarray:
     return dout
 
 
-def _check_cache(cache: Any, kind: type, layer: str, length: int = 0) -> None:
-    if not isinstance(cache, kind) or (length and len(cache) != length):
-        what = "array" if kind is np.ndarray else kind.__name__
+def _check_cache(cache: Any, kind: Any, layer: str) -> None:
+    """``cache`` is an array (``kind`` np.ndarray) or a tuple of the ``kind`` types."""
+    if kind is np.ndarray:
+        ok, what = isinstance(cache, np.ndarray), "array"
+    else:
+        ok = (isinstance(cache, tuple) and len(cache) == len(kind)
+              and all(isinstance(c, k) for c, k in zip(cache, kind)))
+        what = "tuple (" + ", ".join(k.__name__ for k in kind) + ")"
+    if not ok:
         raise TypeError(f"cache must be the {what} returned by {layer}_forward; "
-                        f"got {type(cache).__name__}")
+                        f"got {describe(cache)}")
 
 
 # --- linear -------------------------------------------------------------------
@@ -186,7 +192,7 @@ def linear_backward(dout: Any, cache: tuple
     >>> dx, dW.ravel(), db
     (array([[1., 3.]]), array([1., 2.]), array([1.]))
     """
-    _check_cache(cache, tuple, "linear", 2)
+    _check_cache(cache, (np.ndarray, np.ndarray), "linear")
     x, W = cache
     dout = _check_dout(dout, (x.shape[0], W.shape[1]), "layer's output")
     dx = dout @ W.T
@@ -391,7 +397,7 @@ def softmax_backward(dout: Any, cache: tuple) -> np.ndarray:
     >>> sn.layers.softmax_backward([[1.0, 0.0]], cache)
     array([[ 0.25, -0.25]])
     """
-    _check_cache(cache, tuple, "softmax", 2)
+    _check_cache(cache, (np.ndarray, int), "softmax")
     probs, axis = cache
     dout = _check_dout(dout, probs.shape, "softmax's output")
     return probs * (dout - np.sum(dout * probs, axis=axis, keepdims=True))
@@ -459,7 +465,7 @@ def log_softmax_backward(dout: Any, cache: tuple) -> np.ndarray:
     >>> sn.layers.log_softmax_backward([[-1.0, 0.0]], cache)   # NLL of class 0
     array([[-0.75,  0.75]])
     """
-    _check_cache(cache, tuple, "log_softmax", 2)
+    _check_cache(cache, (np.ndarray, int), "log_softmax")
     log_probs, axis = cache
     dout = _check_dout(dout, log_probs.shape, "log-softmax's output")
     return dout - np.exp(log_probs) * np.sum(dout, axis=axis, keepdims=True)

@@ -46,24 +46,24 @@ import numpy as np
 
 from ._loss_common import (
     Loss,
-    _as_batch,
-    _mean_denominator,
-    _mul0,
-    _reduce,
-    _scale,
+    as_batch,
+    mean_denominator,
+    reduce_loss,
+    reduction_scale,
+    safe_multiply,
 )
 from ._loss_layout import (
     IGNORE_INDEX,
-    _cross_entropy_inputs,
-    _from_rows,
-    _Inputs,
-    _nll,
-    _smoothed_targets,
+    CrossEntropyInputs,
+    cross_entropy_inputs,
+    from_rows,
+    nll_inputs,
+    smoothed_targets,
 )
 from ._shift import check_some_finite, row_max, top_and_rest
 from ._validation import (
-    _where,
     as_float_array,
+    at_index,
     check_reduction,
     check_same_shape,
     unwrap,
@@ -121,14 +121,14 @@ def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
     >>> print(f"{sn.nll_loss(log_probs, [0, -100]):.4f}")   # the second is skipped
     5.0076
     """
-    rows, t, w_t, reduction, shape = _nll(log_probs, targets, weight, ignore_index,
-                                          reduction)
+    rows, t, w_t, reduction, shape = nll_inputs(log_probs, targets, weight,
+                                                ignore_index, reduction)
     # log q above 0 (rounding) counts as 0; 0.0 - 0.0 is +0.0, never -0.0
     losses = 0.0 - np.minimum(rows[np.arange(t.size), t], 0.0)
     if w_t is not None:
-        losses = _mul0(w_t, losses)
-    loss = _reduce(losses, reduction, _mean_denominator(reduction, w_t, t.size))
-    return unwrap(_from_rows(loss, shape)) if reduction == "none" else loss
+        losses = safe_multiply(w_t, losses)
+    loss = reduce_loss(losses, reduction, mean_denominator(reduction, w_t, t.size))
+    return unwrap(from_rows(loss, shape)) if reduction == "none" else loss
 
 
 def nll_loss_grad(log_probs: Any, targets: Any, *, weight: Any = None,
@@ -155,16 +155,16 @@ def nll_loss_grad(log_probs: Any, targets: Any, *, weight: Any = None,
     array([[-0.5,  0. ],
            [ 0. , -0.5]])
     """
-    rows, t, w_t, reduction, shape = _nll(log_probs, targets, weight, ignore_index,
-                                          reduction)
-    s = _scale(reduction, _mean_denominator(reduction, w_t, t.size))
+    rows, t, w_t, reduction, shape = nll_inputs(log_probs, targets, weight,
+                                                ignore_index, reduction)
+    s = reduction_scale(reduction, mean_denominator(reduction, w_t, t.size))
     grad = np.zeros_like(rows)
     grad[np.arange(t.size), t] = -s if w_t is None else -s * w_t
-    return _from_rows(grad, shape)
+    return from_rows(grad, shape)
 
 
 # ---- Cross-entropy on logits ----
-def _cross_entropy(inp: _Inputs, *, want_grad: bool):
+def _cross_entropy(inp: CrossEntropyInputs, *, want_grad: bool):
     r"""Loss and (optionally) gradient from one pass of ``exp``: the shared kernel.
 
     On the rows (one per element, see :mod:`scratchnet._loss_layout`): with
@@ -181,18 +181,18 @@ def _cross_entropy(inp: _Inputs, *, want_grad: bool):
     x, t, w_t, reduction = inp.x, inp.t, inp.w_t, inp.reduction
     rows = np.arange(x.shape[0])
     fast = inp.p is None and inp.eps == 0.0
-    denominator = _mean_denominator(reduction, w_t, x.shape[0])
+    denominator = mean_denominator(reduction, w_t, x.shape[0])
     m = row_max(x, 1, "logits", allow_posinf=False)
     with np.errstate(over="ignore"):
         z = np.subtract(x, m)
     if fast:
         z_t = z[rows, t]
     else:
-        a = _smoothed_targets(inp)
+        a = smoothed_targets(inp)
         a_sum = a.sum(axis=1)
         # in halves: logits 1e308 apart overflow z, not their share of the loss
         with np.errstate(over="ignore"):
-            a_dot_z = 2 * _mul0(a, x / 2 - m / 2).sum(axis=1)
+            a_dot_z = 2 * safe_multiply(a, x / 2 - m / 2).sum(axis=1)
     e = np.exp(z, out=z)
     top, rest = top_and_rest(e, np.argmax(x, axis=1, keepdims=True), 1)
     check_some_finite(top == 0, "logits", 1)
@@ -201,16 +201,16 @@ def _cross_entropy(inp: _Inputs, *, want_grad: bool):
     if fast:
         losses = log_total - z_t
         if w_t is not None:
-            losses = _mul0(w_t, losses)
+            losses = safe_multiply(w_t, losses)
     else:
         losses = a_sum * log_total
         losses -= a_dot_z
-    loss = _reduce(losses, reduction, denominator)
+    loss = reduce_loss(losses, reduction, denominator)
     if reduction == "none":
-        loss = unwrap(_from_rows(loss, inp.shape))
+        loss = unwrap(from_rows(loss, inp.shape))
     if not want_grad:
         return loss, None
-    s = _scale(reduction, denominator)
+    s = reduction_scale(reduction, denominator)
     if fast:
         coef = s if w_t is None else s * w_t
         e *= (coef / total)[:, None]
@@ -219,7 +219,7 @@ def _cross_entropy(inp: _Inputs, *, want_grad: bool):
         e *= (s * a_sum / total)[:, None]
         a *= s
         e -= a
-    return loss, _from_rows(e, inp.shape)
+    return loss, from_rows(e, inp.shape)
 
 
 def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
@@ -290,7 +290,7 @@ def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
     >>> print(f"{sn.cross_entropy(maps, np.ones((2, 4, 4), int)):.4f}")
     1.0986
     """
-    inp = _cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
+    inp = cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
                                 reduction)
     return _cross_entropy(inp, want_grad=False)[0]
 
@@ -332,7 +332,7 @@ def cross_entropy_grad(logits: Any, targets: Any, *, weight: Any = None,
     array([[-0.25 ,  0.25 ],
            [ 0.125, -0.125]])
     """
-    inp = _cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
+    inp = cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
                                 reduction)
     return _cross_entropy(inp, want_grad=True)[1]
 
@@ -364,7 +364,7 @@ def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
     >>> print(f"{loss:.4f}", grad)
     0.6931 [[ 0.5 -0.5]]
     """
-    inp = _cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
+    inp = cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
                                 reduction)
     return _cross_entropy(inp, want_grad=True)
 
@@ -373,13 +373,13 @@ def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
 def _bce_inputs(logits: Any, targets: Any, pos_weight: Any, reduction: Any):
     """Validated (logits, targets, pos_weight * targets, reduction)."""
     reduction = check_reduction(reduction)
-    s = _as_batch(logits, "logits", two_d=False)
+    s = as_batch(logits, "logits", two_d=False)
     y = as_float_array(targets, "targets").astype(s.dtype, copy=False)
     check_same_shape(s, y, "logits", "targets")
     outside = (y < 0) | (y > 1)
     if outside.any():
         raise ValueError(f"targets must be probabilities in [0, 1]; got "
-                         f"{y[outside][0]:g}{_where(outside)}")
+                         f"{y[outside][0]:g}{at_index(outside)}")
     if pos_weight is None:
         return s, y, y, reduction
     pw = as_float_array(pos_weight, "pos_weight", allow_inf=False)
@@ -431,9 +431,9 @@ def binary_cross_entropy_with_logits(logits: Any, targets: Any, *,
     """
     s, y, py, reduction = _bce_inputs(logits, targets, pos_weight, reduction)
     # -log sigma(s) >= 0 and -log sigma(-s) >= 0: the two terms never cancel.
-    losses = _mul0(py, -log_sigmoid(s))
-    losses += _mul0(1.0 - y, -log_sigmoid(-s))
-    return _reduce(losses, reduction, losses.size)
+    losses = safe_multiply(py, -log_sigmoid(s))
+    losses += safe_multiply(1.0 - y, -log_sigmoid(-s))
+    return reduce_loss(losses, reduction, losses.size)
 
 
 def binary_cross_entropy_with_logits_grad(logits: Any, targets: Any, *,
@@ -467,5 +467,5 @@ def binary_cross_entropy_with_logits_grad(logits: Any, targets: Any, *,
     s, y, py, reduction = _bce_inputs(logits, targets, pos_weight, reduction)
     grad = (1.0 - y) * sigmoid(s)
     grad -= py * sigmoid(-s)
-    grad *= _scale(reduction, grad.size)
+    grad *= reduction_scale(reduction, grad.size)
     return grad

@@ -35,6 +35,7 @@ import numpy as np
 from ._validation import (
     as_class_indices,
     as_float_array,
+    check_choice,
     check_distribution,
     check_positive_int,
 )
@@ -80,7 +81,7 @@ def moving_average(values: Any, window: int) -> np.ndarray:
     array([1. , 1.5, 2.5, 3.5])
     """
     values = as_float_array(values, "values")
-    if values.ndim > 1:
+    if values.ndim != 1:
         raise ValueError(f"values must be one-dimensional, shape (n,); got shape "
                          f"{values.shape}")
     values, window = values.reshape(-1), check_positive_int(window, "window")
@@ -252,13 +253,12 @@ def loss_landscape(kind: str, correct: Any, other: Any) -> np.ndarray:
     >>> sn.metrics.loss_landscape("cross_entropy", [0.0, 30.0], [0.0, 0.0]).round(6)
     array([0.693147, 0.      ])
     """
+    kind = check_choice(kind, "kind", ("mse", "cross_entropy"))
     correct, other = np.broadcast_arrays(as_float_array(correct, "correct"),
                                          as_float_array(other, "other"))
     if kind == "mse":
         return (correct - 1.0) ** 2 + (other + 1.0) ** 2
-    if kind == "cross_entropy":
-        return -log_softmax(np.stack([correct, other], axis=-1))[..., 0]
-    raise ValueError(f"kind must be 'mse' or 'cross_entropy'; got {kind!r}")
+    return -log_softmax(np.stack([correct, other], axis=-1))[..., 0]
 
 
 class GaussianFit(NamedTuple):
@@ -338,8 +338,7 @@ def fit_gaussian_by_kl(p: Any, grid: Any, direction: str = "forward") -> Gaussia
     >>> print(f"{fit.mu:.2f} {fit.sigma:.2f}")   # about one mode, N(-3, 1)
     -2.98 1.03
     """
-    if direction not in ("forward", "reverse"):
-        raise ValueError(f"direction must be 'forward' or 'reverse'; got {direction!r}")
+    direction = check_choice(direction, "direction", ("forward", "reverse"))
     grid = as_float_array(grid, "grid", allow_inf=False).reshape(-1)
     p = as_float_array(p, "p", allow_inf=False).reshape(-1)
     if grid.size < 3 or p.shape != grid.shape or np.any(np.diff(grid) <= 0):

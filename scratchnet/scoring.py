@@ -46,14 +46,15 @@ import numpy as np
 
 from ._loss_common import (
     Loss,
-    _as_batch,
-    _class_indices,
-    _class_weight,
-    _reduce,
-    _scale,
+    as_batch,
+    as_class_weight,
+    reduce_loss,
+    reduction_scale,
+    row_class_indices,
 )
 from ._validation import (
     as_float_array,
+    as_number_array,
     check_reduction,
     check_same_shape,
     check_scalar,
@@ -75,12 +76,12 @@ def _mse_residual(outputs: Any, targets: Any, reduction: Any):
     outputs are class indices, or for M = 1 the values of that one column.
     """
     reduction = check_reduction(reduction)
-    o = _as_batch(outputs, "outputs", two_d=False, allow_inf=False)
-    t = np.asarray(targets)
+    o = as_batch(outputs, "outputs", two_d=False, allow_inf=False)
+    t = as_number_array(targets, "targets", "class indices or real targets")
     if o.ndim == 2 and t.shape == (o.shape[0],) and o.shape[1] == 1:
         t = t.reshape(o.shape)  # one output per sample: its real targets
     if o.ndim == 2 and t.shape == (o.shape[0],):
-        t = _class_indices(t, o, "outputs")
+        t = row_class_indices(t, o, "outputs")
         residual = o.copy()
         residual[np.arange(o.shape[0]), t] -= 1.0
         return residual, reduction
@@ -143,7 +144,7 @@ def mse_loss(outputs: Any, targets: Any, *, reduction: str = "mean") -> Loss:
     residual, reduction = _mse_residual(outputs, targets, reduction)
     with np.errstate(over="ignore"):  # (1e300)^2 is inf, correctly rounded
         losses = np.square(residual, out=residual)
-    return _reduce(losses, reduction, losses.size)
+    return reduce_loss(losses, reduction, losses.size)
 
 
 def mse_loss_grad(outputs: Any, targets: Any, *, reduction: str = "mean") -> np.ndarray:
@@ -167,7 +168,7 @@ def mse_loss_grad(outputs: Any, targets: Any, *, reduction: str = "mean") -> np.
            [-0.25,  0.25]])
     """
     residual, reduction = _mse_residual(outputs, targets, reduction)
-    residual *= 2.0 * _scale(reduction, residual.size)
+    residual *= 2.0 * reduction_scale(reduction, residual.size)
     return residual
 
 
@@ -186,9 +187,9 @@ def _hinge(logits: Any, targets: Any, margin: Any, weight: Any, reduction: Any):
     margin = check_scalar(margin, "margin")
     if not np.isfinite(margin):
         raise ValueError(f"margin must be a finite real number; got {margin:g}")
-    x = _as_batch(logits, "logits", two_d=True, allow_inf=False)
-    t = _class_indices(targets, x, "logits")
-    w = _class_weight(weight, x.shape[1], x.dtype)
+    x = as_batch(logits, "logits", two_d=True, allow_inf=False)
+    t = row_class_indices(targets, x, "logits")
+    w = as_class_weight(weight, x.shape[1], x.dtype)
     n, m = x.shape
     rows = np.arange(n)
     with np.errstate(over="ignore"):  # margins beyond 1e308 are inf, as they should be
@@ -259,7 +260,7 @@ def multi_margin_loss(logits: Any, targets: Any, *, margin: float = 1.0,
     z, _, factor, reduction = _hinge(logits, targets, margin, weight, reduction)
     losses = np.maximum(z, 0.0, out=z).sum(axis=1)
     losses *= factor
-    return _reduce(losses, reduction, losses.shape[0])
+    return reduce_loss(losses, reduction, losses.shape[0])
 
 
 def multi_margin_loss_grad(logits: Any, targets: Any, *, margin: float = 1.0,
@@ -302,7 +303,7 @@ def multi_margin_loss_grad(logits: Any, targets: Any, *, margin: float = 1.0,
            [ 0.33333333, -0.66666667,  0.33333333]])
     """
     z, t, factor, reduction = _hinge(logits, targets, margin, weight, reduction)
-    factor *= _scale(reduction, z.shape[0])
+    factor *= reduction_scale(reduction, z.shape[0])
     active = z > 0  # the target column holds 0: never active
     grad = np.multiply(active, factor[:, None], dtype=z.dtype)
     grad[np.arange(z.shape[0]), t] = -active.sum(axis=1) * factor

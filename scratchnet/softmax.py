@@ -53,9 +53,10 @@ import numpy as np
 
 from ._shift import check_some_finite, row_max, top_and_rest
 from ._validation import (
-    _where,
     as_class_indices,
     as_float_array,
+    at_index,
+    check_bool,
     check_positive_int,
     normalize_axis,
     unwrap,
@@ -114,6 +115,7 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     """
     x = as_float_array(x, "x", check_nan=False)
     axis = normalize_axis(axis, x.ndim)
+    keepdims = check_bool(keepdims, "keepdims")
     if x.shape[axis] == 0:  # the log of an empty sum
         out = np.full((*x.shape[:axis], 1, *x.shape[axis + 1:]), -np.inf, x.dtype)
     else:
@@ -332,7 +334,7 @@ def logit(p: Any) -> np.ndarray:
     outside = (p < 0) | (p > 1)
     if outside.any():
         raise ValueError(f"p must be probabilities in [0, 1]; got "
-                         f"{p[outside].flat[0]:g}{_where(outside)}")
+                         f"{p[outside].flat[0]:g}{at_index(outside)}")
     s = 2 * p - 1  # exact for p in [1/4, 1]
     with np.errstate(divide="ignore"):
         far = np.log(p) - np.log1p(-p)
@@ -351,7 +353,7 @@ def _inferred_count(targets: Any) -> int:
     negative = t < 0
     if negative.any():
         raise ValueError(f"targets must be class indices >= 0; got "
-                         f"{t[negative].flat[0]}{_where(negative)}")
+                         f"{t[negative].flat[0]}{at_index(negative)}")
     return int(t.max()) + 1
 
 

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ._validation import describe
 from .gaussian import GaussianClasses
 
 __all__ = ["TASKS", "get_task", "separated", "sparse_tail", "unequal_variance"]
@@ -150,7 +151,8 @@ def get_task(name: str) -> GaussianClasses:
     'unequal-variance'
     """
     if not isinstance(name, str):
-        raise TypeError(f"name must be a string; got {name!r}")
+        raise TypeError(f"name must be a string, one of "
+                        f"{', '.join(repr(k) for k in TASKS)}; got {describe(name)}")
     key = name.replace("_", "-")
     if key not in TASKS:
         raise ValueError(f"unknown task {name!r}; expected one of "

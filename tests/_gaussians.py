@@ -49,7 +49,7 @@ def rotated_task(mu, sd, priors, theta=0.7, other_var=1.3):
     r = rotation(theta)
     means = np.array([[m, 0.0] for m in mu]) @ r.T
     covs = np.array([r @ np.diag([s**2, other_var]) @ r.T for s in sd])
-    return sn.GaussianClasses(means, covs, priors), r
+    return sn.GaussianClasses(means, covariances=covs, priors=priors), r
 
 
 MULTI_MEANS = np.array([[0.0, 0.0], [2.0, 1.0], [-1.0, 2.5]])

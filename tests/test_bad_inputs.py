@@ -25,7 +25,7 @@ from scratchnet.__main__ import main
 
 NAN, INF = math.nan, math.inf
 TASK = sn.tasks.separated()
-TASK2D = sn.GaussianClasses([[0.0, 0.0], [2.0, 1.0]], np.stack([np.eye(2)] * 2))
+TASK2D = sn.GaussianClasses([[0.0, 0.0], [2.0, 1.0]], covariances=np.stack([np.eye(2)] * 2))
 LOGITS = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
 TARGETS = np.array([0, 2])
 PROBS = np.array([[0.2, 0.8], [0.6, 0.4]])
@@ -231,10 +231,10 @@ bad("Loss.loss_and_grad[base]", lambda: sn.objectives.Loss().loss_and_grad(LOGIT
 # --- gradient checks ----------------------------------------------------------------
 bad("sn.numerical_gradient[returns str]", lambda: sn.numerical_gradient(lambda z: "1",
                                                                         [1.0]),
-    TypeError, "f must return a real number; its return was str")
+    TypeError, r"f must return a real number; got '1' \(str\)")
 bad("sn.numerical_gradient[returns None]",
     lambda: sn.numerical_gradient(lambda z: None, [1.0]), TypeError,
-    "f must return a real number; its return was NoneType")
+    r"f must return a real number; got None \(NoneType\)")
 bad("sn.numerical_gradient[returns array]",
     lambda: sn.numerical_gradient(lambda z: z, [1.0, 2.0]), ValueError,
     "f must return a scalar")

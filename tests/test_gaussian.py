@@ -79,7 +79,7 @@ def test_two_gaussian_posterior_shapes_and_dtypes():
 
 
 def test_multiclass_2d_matches_written_out_densities():
-    task = sn.GaussianClasses(MULTI_MEANS, MULTI_COVS, MULTI_PRIORS)
+    task = sn.GaussianClasses(MULTI_MEANS, covariances=MULTI_COVS, priors=MULTI_PRIORS)
     x = np.random.default_rng(3).normal(scale=3.0, size=(50, 2))
     ref = np.stack(
         [log_normal_pdf(x, MULTI_MEANS[c], MULTI_COVS[c]) for c in range(3)], axis=1
@@ -100,7 +100,7 @@ def test_three_dimensional_densities():
     a = rng.normal(size=(2, 3, 3))
     covs = a @ a.transpose(0, 2, 1) + 0.5 * np.eye(3)
     means = rng.normal(size=(2, 3))
-    task = sn.GaussianClasses(means, covs, [0.4, 0.6])
+    task = sn.GaussianClasses(means, covariances=covs, priors=[0.4, 0.6])
     x = rng.normal(size=(20, 3))
     ref = np.stack([log_normal_pdf(x, means[c], covs[c]) for c in range(2)], axis=1)
     np.testing.assert_allclose(task.log_class_densities(x), ref, rtol=1e-12)
@@ -155,7 +155,7 @@ def test_the_dominant_class_keeps_its_precision_among_many():
     # 2-D, three classes, a point where class 1 dominates by e^-60 or so: the
     # log posterior of class 1 is -(sum of the others' ratios), from densities
     # written out with det and inverse (differences of moderate log joints).
-    task = sn.GaussianClasses(MULTI_MEANS, MULTI_COVS, MULTI_PRIORS)
+    task = sn.GaussianClasses(MULTI_MEANS, covariances=MULTI_COVS, priors=MULTI_PRIORS)
     x = np.array([[9.0, -3.0], [12.0, -4.0]])
     log_joint = np.stack([log_normal_pdf(x, MULTI_MEANS[c], MULTI_COVS[c])
                           + math.log(MULTI_PRIORS[c]) for c in range(3)], axis=1)
@@ -194,8 +194,8 @@ def test_scales_too_small_for_float64_are_rejected_clearly():
         sn.two_gaussian_posterior([0.0], 0.0, 1.0, 100.0, 1e-300)
     with pytest.raises(ValueError, match=r"scales\[1\] is too small for float64"):
         sn.GaussianClasses([0.0, 1.0], [1.0, 1e-308])
-    with pytest.raises(ValueError, match=r"scales\[0\] is too small for float64"):
-        sn.GaussianClasses([[1e300, 0.0]], [np.diag([1e-200, 1.0])])
+    with pytest.raises(ValueError, match=r"covariances\[0\] is too small for float64"):
+        sn.GaussianClasses([[1e300, 0.0]], covariances=[np.diag([1e-200, 1.0])])
 
 
 def test_unequal_variances_far_away_favour_the_wide_class():
@@ -220,7 +220,7 @@ def test_posterior_far_away_in_two_dimensions():
     # Classes differing only along x1: the posterior is the 1-D one at x1,
     # and a rotated copy has the posterior of the rotated point.
     flat = sn.GaussianClasses([[0.0, 5.0], [3.0, 5.0]],
-                              [np.diag([1.0, 2.0]), np.diag([1.0, 2.0])])
+                              covariances=[np.diag([1.0, 2.0]), np.diag([1.0, 2.0])])
     rotated, r = rotated_task([0.0, 3.0], [1.0, 1.0], [0.5, 0.5])
     x1 = np.array([-1e3, 1e3, 1e200, -1e300, 1.5, 0.3])
     pts = np.stack([x1, np.array([1e3, -1e3, 1e200, 7.0, 2.0, -4.0])], axis=1)
@@ -249,7 +249,7 @@ def test_sample_shapes_dtypes_and_reproducibility():
     np.testing.assert_array_equal(c2, c3)
     x0, c0 = SEPARATED.sample(0, 0)
     assert x0.shape == (0, 1) and c0.shape == (0,)
-    task = sn.GaussianClasses(MULTI_MEANS, MULTI_COVS, MULTI_PRIORS)
+    task = sn.GaussianClasses(MULTI_MEANS, covariances=MULTI_COVS, priors=MULTI_PRIORS)
     x, c = task.sample(5, 1)
     assert x.shape == (5, 2) and c.dtype == np.int64
 
@@ -278,7 +278,7 @@ def test_sample_two_classes_matches_priors():
 
 
 def test_sample_matches_means_and_covariances_2d():
-    task = sn.GaussianClasses(MULTI_MEANS, MULTI_COVS, MULTI_PRIORS)
+    task = sn.GaussianClasses(MULTI_MEANS, covariances=MULTI_COVS, priors=MULTI_PRIORS)
     x, c = task.sample(200_000, 7)
     _check_frequencies(c, MULTI_PRIORS)
     for k in range(3):
@@ -325,7 +325,7 @@ def test_support_of_a_mixture_has_the_right_tails():
 
 
 def test_support_in_two_dimensions_is_a_box_holding_the_mass():
-    task = sn.GaussianClasses(MULTI_MEANS, MULTI_COVS, MULTI_PRIORS)
+    task = sn.GaussianClasses(MULTI_MEANS, covariances=MULTI_COVS, priors=MULTI_PRIORS)
     low, high = task.support(0.99)
     assert low.shape == high.shape == (2,)
     for d in range(2):   # each axis leaves (1 - 0.99) / 4 in each tail
@@ -355,11 +355,15 @@ def test_decision_boundaries():
 
 
 def test_attributes_and_repr():
-    task = sn.GaussianClasses(MULTI_MEANS, MULTI_COVS, name="three")
+    task = sn.GaussianClasses(MULTI_MEANS, covariances=MULTI_COVS, name="three")
     assert task.num_classes == 3 and task.dim == 2 and task.name == "three"
     np.testing.assert_allclose(task.priors, [1 / 3] * 3)
     assert "name='three'" in repr(task) and "means=[[0.0, 0.0]" in repr(task)
+    assert "covariances=[[[" in repr(task) and "scales" not in repr(task)
+    np.testing.assert_array_equal(task.covariances, MULTI_COVS)
+    assert task.scales is task.covariances  # the older name, kept in D dimensions
     assert SEPARATED.dim == 1 and SEPARATED.means.shape == (2,)
+    assert SEPARATED.covariances is None and "scales=[" in repr(SEPARATED)
     with pytest.raises(ValueError, match="read-only"):
         task.means[0, 0] = 1.0
 
@@ -375,12 +379,23 @@ def test_attributes_and_repr():
     (([0.0, np.nan], [1.0, 1.0]), {}, ValueError, "means must not contain NaN"),
     (([0.0, 1.0], [1.0, np.inf]), {}, ValueError, "scales must be finite"),
     ((5.0, 1.0), {}, ValueError, r"means must have shape \(M,\) or \(M, D\)"),
+    (([[0.0, 0.0]],), {"covariances": [[1.0, 0.0], [0.0, 1.0]]}, ValueError,
+     r"covariances must have shape \(M, D, D\) = \(1, 2, 2\)"),
+    (([[0.0, 0.0]],), {"covariances": [[[1.0, 0.5], [0.4, 1.0]]]}, ValueError,
+     r"covariances\[0\] must be a symmetric covariance matrix"),
+    (([[0.0, 0.0], [1.0, 1.0]],), {"covariances": [np.eye(2), [[1.0, 2.0], [2.0, 1.0]]]},
+     ValueError, r"covariances\[1\] must be positive definite .* eigenvalue -1"),
     (([[0.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]), {}, ValueError,
-     r"scales must have shape \(M, D, D\) = \(1, 2, 2\)"),
-    (([[0.0, 0.0]], [[[1.0, 0.5], [0.4, 1.0]]]), {}, ValueError,
+     r"scales are standard deviations, for means of shape \(M,\); with means of shape "
+     r"\(1, 2\) give covariances, one \(D, D\) matrix per class; got scales of shape"),
+    (([[0.0, 0.0]], [[[1.0, 0.5], [0.4, 1.0]]]), {}, ValueError,  # the older spelling
      r"scales\[0\] must be a symmetric covariance matrix"),
-    (([[0.0, 0.0], [1.0, 1.0]], [np.eye(2), [[1.0, 2.0], [2.0, 1.0]]]), {}, ValueError,
-     r"scales\[1\] must be positive definite .* eigenvalue -1"),
+    (([0.0, 1.0], [1.0, 1.0]), {"covariances": np.stack([np.eye(1)] * 2)}, TypeError,
+     r"needs one of scales .* or covariances .*; got both"),
+    (([0.0, 1.0],), {}, TypeError, r"needs one of scales .* or covariances .*; got neither"),
+    (([0.0, 1.0],), {"covariances": np.stack([np.eye(1)] * 2)}, ValueError,
+     r"covariances needs means of shape \(M, D\); got means of shape \(2,\): for a "
+     r"one-dimensional task give scales"),
     (([0.0, 1.0], [1.0, 1.0]), {"name": 3}, TypeError, "name must be a string"),
     ((["a", "b"], [1.0, 1.0]), {}, TypeError, "means must be an array of real numbers"),
 ])
@@ -389,8 +404,16 @@ def test_bad_parameters_are_rejected(args, kwargs, error, match):
         sn.GaussianClasses(*args, **kwargs)
 
 
+def test_covariances_and_the_older_scales_spelling_give_the_same_task():
+    new = sn.GaussianClasses(MULTI_MEANS, covariances=MULTI_COVS, priors=MULTI_PRIORS)
+    old = sn.GaussianClasses(MULTI_MEANS, MULTI_COVS, MULTI_PRIORS)
+    x = np.array([[0.3, -1.0], [4.0, 2.0]])
+    np.testing.assert_array_equal(new.log_posterior(x), old.log_posterior(x))
+    assert repr(new) == repr(old)
+
+
 def test_bad_inputs_are_rejected():
-    task2 = sn.GaussianClasses(MULTI_MEANS, MULTI_COVS)
+    task2 = sn.GaussianClasses(MULTI_MEANS, covariances=MULTI_COVS)
     with pytest.raises(ValueError, match=r"x must have shape \(n, 2\).*got shape \(5, 3\)"):
         task2.posterior(np.zeros((5, 3)))
     with pytest.raises(ValueError, match=r"x must have shape \(n, 2\).*got shape \(4,\)"):

@@ -122,7 +122,7 @@ def test_backward_rejects_wrong_dout_and_cache():
     _, cache = layers.linear_forward(np.ones((2, 3)), np.ones((3, 4)), np.zeros(4))
     with pytest.raises(ValueError, match=r"dout must have the shape .* \(2, 4\); got \(2, 3\)"):
         layers.linear_backward(np.ones((2, 3)), cache)
-    with pytest.raises(TypeError, match="cache must be the tuple returned by linear_forward"):
+    with pytest.raises(TypeError, match=r"cache must be the tuple \(ndarray, ndarray\) returned by linear_forward"):
         layers.linear_backward(np.ones((2, 4)), [1, 2])
     _, relu_cache = layers.relu_forward(np.ones(3))
     with pytest.raises(ValueError, match="dout must have the shape"):

@@ -14,7 +14,9 @@ import scratchnet as sn
 pytestmark = pytest.mark.filterwarnings("error")  # no RuntimeWarning, ever
 
 REDUCTIONS = ["mean", "sum", "none"]
-LOGITS = np.array([[-1.0, -3.0, 4.0], [-3.0, 3.0, -1.0]])  # REFERENCE §2
+# Two samples, three classes; targets 0 and 1: the loss is the mean of
+# ln(e^-1 + e^-3 + e^4) + 1 and ln(e^-3 + e^3 + e^-1) - 3, 2.5141 nats.
+LOGITS = np.array([[-1.0, -3.0, 4.0], [-3.0, 3.0, -1.0]])
 TARGETS = np.array([0, 1])
 
 
@@ -493,7 +495,7 @@ BCE_FUNCS = [sn.binary_cross_entropy_with_logits, sn.binary_cross_entropy_with_l
         ([0.0, 1.0], [0.0, 1.0, 1.0], {}, r"targets must have the same shape as logits \(2,\); got \(3,\)"),
         ([[0.0, 1.0]], [[0.0, 1.0]], {"pos_weight": [1.0, 2.0, 3.0]}, r"pos_weight must be a scalar or have shape \(2,\)"),
         ([[0.0, 1.0]], [[0.0, 1.0]], {"pos_weight": -1.0}, "pos_weight must be non-negative; got -1"),
-        ([0.0, 1.0], [0.0, 1.0], {"reduction": None}, "reduction must be one of"),
+        ([0.0, 1.0], [0.0, 1.0], {"reduction": "max"}, "reduction must be one of"),
         ([], [], {}, "logits must hold at least one sample"),
     ],
 )

@@ -1,4 +1,15 @@
-"""SGD and Adam: each step against the torch.optim formulas computed by hand."""
+"""SGD and Adam against independent results.
+
+Closed forms: plain SGD on a quadratic is a geometric sequence; with momentum
+it is a second-order linear recurrence solved by its two characteristic
+roots; weight decay adds its coefficient to the curvature; Adam's first step
+is ``lr * g / (|g| + eps)`` entry by entry (the bias corrections cancel the
+moments' factors), and so is every step under a constant gradient.  Values
+worked out by hand on paper.  ``torch.optim`` where PyTorch is installed,
+within the rounding the two are measured to differ by (see ``assert_near``).
+Each closed form runs on both parameter layouts (a dict of separate arrays,
+the engine's views of one flat vector) and in float64 and float32.
+"""
 
 import math
 
@@ -7,10 +18,14 @@ import pytest
 
 import scratchnet as sn
 
+LAYOUTS = ["separate", "flat"]
+DTYPES = [np.float64, np.float32]
 
-def separate_params(rng):
+
+def separate_params(rng, dtype=np.float64):
     """A plain dict of independent arrays (the per-array update path)."""
-    return {"W": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}
+    return {"W": rng.standard_normal((3, 2)).astype(dtype),
+            "b": rng.standard_normal(2).astype(dtype)}
 
 
 def flat_params(rng, dtype=np.float64):
@@ -20,90 +35,207 @@ def flat_params(rng, dtype=np.float64):
     return model.params, model
 
 
-def two_gradients(rng, params):
-    return [{k: rng.standard_normal(p.shape) for k, p in params.items()} for _ in range(2)]
+def make_params(layout, rng, dtype=np.float64):
+    if layout == "flat":
+        return flat_params(rng, dtype)
+    return separate_params(rng, dtype), None
 
 
 def as_model_grads(model, grads):
     """The gradients as the engine's backward returns them: views of one vector."""
+    if model is None:
+        return grads
     flat = sn.fast.FlatParams(np.empty_like(model.params.flat), model.layout)
     for k, g in grads.items():
         flat[k] = g
     return flat
 
 
-def sgd_by_hand(p, gs, lr, momentum, weight_decay):
-    p, buf = p.copy(), None
-    for g in gs:
-        g = g + weight_decay * p
-        if momentum:
-            buf = g.copy() if buf is None else momentum * buf + g
-            g = buf
-        p = p - lr * g
-    return p
+def assert_near(actual, expected, ulps):
+    """Every entry within ``ulps`` units in the last place of the largest entry.
+
+    The optimisers' rounding differs from another order of the same
+    arithmetic (a closed form, PyTorch's fused kernels) by a few such units,
+    and entries that pass near zero have no relative accuracy to offer.
+    """
+    actual = np.asarray(actual)
+    eps = np.finfo(actual.dtype).eps
+    scale = np.max(np.abs(expected))
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=ulps * eps * scale)
 
 
-def adam_by_hand(p, gs, lr, beta1, beta2, eps, weight_decay):
-    p, m, v = p.copy(), 0.0, 0.0
-    for t, g in enumerate(gs, 1):
-        g = g + weight_decay * p
-        m = beta1 * m + (1 - beta1) * g
-        v = beta2 * v + (1 - beta2) * g * g
-        m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
-        p = p - lr * m_hat / (np.sqrt(v_hat) + eps)
-    return p
+def curvatures(params, low=0.1, high=12.0):
+    """Diagonal curvatures a of the quadratic loss sum(a * w**2) / 2, per array:
+    from ``low`` to ``high`` in every array, evenly on a log scale."""
+    return {k: np.geomspace(low, high, p.size).reshape(p.shape) for k, p in params.items()}
 
 
-@pytest.mark.parametrize("layout", ["separate", "flat"])
-@pytest.mark.parametrize("momentum, weight_decay", [(0.0, 0.0), (0.9, 0.0), (0.0, 0.01), (0.8, 0.05)])
-def test_sgd_two_steps_match_the_hand_computation(layout, momentum, weight_decay):
-    rng = np.random.default_rng(0)
-    if layout == "flat":
-        params, model = flat_params(rng)
-    else:
-        params, model = separate_params(rng), None
-    start = {k: p.copy() for k, p in params.items()}
+def run_on_quadratic(opt, params, model, a, steps):
+    """``steps`` updates with the gradient of the quadratic, a * w."""
+    for _ in range(steps):
+        grads = {k: (a[k] * params[k]).astype(params[k].dtype) for k in params}
+        opt.step(as_model_grads(model, grads))
+
+
+# --- SGD: closed forms ----------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_plain_sgd_on_a_quadratic_is_geometric(layout, dtype):
+    """w_t = (1 - lr a)^t w_0."""
+    params, model = make_params(layout, np.random.default_rng(0), dtype)
+    w0 = {k: p.astype(np.float64) for k, p in params.items()}
     arrays = {k: id(p) for k, p in params.items()}
-    grads = two_gradients(rng, params)
-    opt = sn.SGD(params, 0.1, momentum=momentum, weight_decay=weight_decay)
-    for g in grads:
-        opt.step(as_model_grads(model, g) if model else g)
-    for k in params:
-        expected = sgd_by_hand(start[k], [g[k] for g in grads], 0.1, momentum, weight_decay)
-        np.testing.assert_allclose(params[k], expected, rtol=1e-14, atol=1e-15)
-        assert id(params[k]) == arrays[k]  # updated in place
+    a, lr, t = curvatures(params), 0.1, 25
+    run_on_quadratic(sn.SGD(params, lr), params, model, a, t)
+    for k, p in params.items():
+        assert p.dtype == dtype and id(p) == arrays[k]  # updated in place
+        assert_near(p, (1 - lr * a[k]) ** t * w0[k], ulps=2 * t)
 
 
-def test_one_sgd_step_is_p_minus_lr_g():
+def momentum_closed_form(w0, a, lr, mu, t):
+    """w_t of heavy-ball SGD on a w^2 / 2, from its characteristic roots.
+
+    With b_0 = 0: w_{t+1} = (1 + mu - lr a) w_t - mu w_{t-1} and w_{-1} = w_0,
+    so w_t = c1 r1^t + c2 r2^t with r1, r2 the roots of
+    r^2 - (1 + mu - lr a) r + mu = 0, complex for the oscillating curvatures.
+    """
+    trace = (1 + mu - lr * a).astype(complex)
+    root = np.sqrt(trace**2 - 4 * mu)
+    r1, r2 = (trace + root) / 2, (trace - root) / 2
+    w1 = (1 - lr * a) * w0
+    c1 = (w1 - r2 * w0) / (r1 - r2)
+    c2 = w0 - c1
+    return (c1 * r1**t + c2 * r2**t).real
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_sgd_momentum_on_a_quadratic_follows_the_two_root_closed_form(layout, dtype):
+    params, model = make_params(layout, np.random.default_rng(1), dtype)
+    w0 = {k: p.astype(np.float64) for k, p in params.items()}
+    a, lr, mu, t = curvatures(params), 0.1, 0.5, 30  # real roots for a < 0.86
+    assert all((1 + mu - lr * ak.min()) ** 2 > 4 * mu for ak in a.values())  # real
+    assert all((1 + mu - lr * ak.max()) ** 2 < 4 * mu for ak in a.values())  # complex
+    run_on_quadratic(sn.SGD(params, lr, momentum=mu), params, model, a, t)
+    for k, p in params.items():
+        assert_near(p, momentum_closed_form(w0[k], a[k], lr, mu, t), ulps=2 * t)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("momentum", [0.0, 0.5])
+def test_sgd_weight_decay_adds_lambda_to_the_curvature(momentum, dtype):
+    params, model = make_params("separate", np.random.default_rng(2), dtype)
+    w0 = {k: p.astype(np.float64) for k, p in params.items()}
+    a, lr, decay, t = curvatures(params), 0.1, 0.3, 20
+    opt = sn.SGD(params, lr, momentum=momentum, weight_decay=decay)
+    run_on_quadratic(opt, params, model, a, t)
+    for k, p in params.items():
+        expected = momentum_closed_form(w0[k], a[k] + decay, lr, momentum, t)
+        assert_near(p, expected, ulps=2 * t)
+
+
+def test_weight_decay_alone_shrinks_geometrically():
+    params = {"w": np.array([3.0, -1.0, 0.25])}
+    opt = sn.SGD(params, lr=0.5, weight_decay=0.2)
+    for _ in range(10):
+        opt.step({"w": np.zeros(3)})
+    assert_near(params["w"], 0.9**10 * np.array([3.0, -1.0, 0.25]), ulps=40)
+
+
+def test_sgd_steps_worked_by_hand():
     params = {"w": np.array([1.0, -2.0, 0.5])}
     sn.SGD(params, lr=0.5).step({"w": np.array([2.0, 2.0, -1.0])})
     np.testing.assert_array_equal(params["w"], [0.0, -3.0, 1.0])
+    # momentum 0.9, lr 0.1, gradient 1 three times: b = 1, 1.9, 2.71
+    params = {"w": np.array([1.0])}
+    opt = sn.SGD(params, lr=0.1, momentum=0.9)
+    seen = []
+    for _ in range(3):
+        opt.step({"w": np.array([1.0])})
+        seen.append(params["w"][0])
+    np.testing.assert_allclose(seen, [0.9, 0.71, 0.439], rtol=4e-16)
 
 
-@pytest.mark.parametrize("layout", ["separate", "flat"])
-@pytest.mark.parametrize("weight_decay", [0.0, 0.1])
-@pytest.mark.parametrize("steps", [1, 2])
-def test_adam_steps_match_the_hand_computation(layout, weight_decay, steps):
-    rng = np.random.default_rng(1)
-    if layout == "flat":
-        params, model = flat_params(rng)
-    else:
-        params, model = separate_params(rng), None
-    start = {k: p.copy() for k, p in params.items()}
-    grads = two_gradients(rng, params)[:steps]
-    opt = sn.Adam(params, lr=0.01, betas=(0.8, 0.95), eps=1e-3, weight_decay=weight_decay)
-    for g in grads:
-        opt.step(as_model_grads(model, g) if model else g)
-    for k in params:
-        expected = adam_by_hand(start[k], [g[k] for g in grads], 0.01, 0.8, 0.95, 1e-3, weight_decay)
-        np.testing.assert_allclose(params[k], expected, rtol=1e-13, atol=1e-15)
+# --- Adam: closed forms -----------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_adam_first_step_is_lr_g_over_abs_g_plus_eps(layout, dtype):
+    """m_1 = (1 - b1) g and v_1 = (1 - b2) g^2: the bias corrections cancel."""
+    params, model = make_params(layout, np.random.default_rng(3), dtype)
+    for p in params.values():
+        p[...] = 0
+    rng = np.random.default_rng(4)
+    grads = {k: (rng.standard_normal(p.shape) * 10.0 ** rng.integers(-4, 3, p.shape)
+                 ).astype(dtype) for k, p in params.items()}
+    lr, eps = 0.01, 1e-3  # eps comparable to the smallest |g|
+    sn.Adam(params, lr=lr, betas=(0.8, 0.95), eps=eps).step(as_model_grads(model, grads))
+    for k, p in params.items():
+        g = grads[k].astype(np.float64)
+        np.testing.assert_array_max_ulp(p, (-lr * g / (np.abs(g) + eps)).astype(dtype),
+                                        maxulp=4)
 
 
-def test_adam_first_step_moves_each_coordinate_by_about_lr():
-    params = {"w": np.array([1.0, 1.0, 1.0])}
-    sn.Adam(params, lr=0.1).step({"w": np.array([1e-3, -50.0, 2.0])})
-    # m_hat / sqrt(v_hat) = g / |g| on the first step (up to eps)
-    np.testing.assert_allclose(params["w"], [0.9, 1.1, 0.9], rtol=1e-5)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_adam_first_step_with_weight_decay_uses_g_plus_lambda_w(dtype):
+    rng = np.random.default_rng(5)
+    w0, g = rng.standard_normal(6).astype(dtype), rng.standard_normal(6).astype(dtype)
+    params = {"w": w0.copy()}
+    lr, eps, decay = 0.01, 1e-3, 0.5
+    sn.Adam(params, lr=lr, eps=eps, weight_decay=decay).step({"w": g})
+    decayed = g.astype(np.float64) + decay * w0.astype(np.float64)
+    assert_near(params["w"], w0 - lr * decayed / (np.abs(decayed) + eps), ulps=4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_adam_under_a_constant_gradient_moves_the_same_amount_each_step(layout, dtype):
+    """m_t = (1 - b1^t) g and v_t = (1 - b2^t) g^2: every step is lr g / (|g| + eps)."""
+    params, model = make_params(layout, np.random.default_rng(6), dtype)
+    w0 = {k: p.astype(np.float64) for k, p in params.items()}
+    rng = np.random.default_rng(7)
+    grads = {k: rng.standard_normal(p.shape).astype(dtype) for k, p in params.items()}
+    lr, eps, t = 0.01, 1e-2, 50
+    opt = sn.Adam(params, lr=lr, betas=(0.9, 0.999), eps=eps)
+    for _ in range(t):
+        opt.step(as_model_grads(model, grads))
+    for k, p in params.items():
+        g = grads[k].astype(np.float64)
+        assert_near(p, w0[k] - t * lr * g / (np.abs(g) + eps), ulps=t)
+
+
+def test_adam_steps_worked_by_hand():
+    """betas (0.5, 0.75), lr 1, gradients 1 then -1, from 0.
+
+    Step 1: m = 1/2, v = 1/4, m_hat = 1, v_hat = 1: w = -1.
+    Step 2: m = 1/4 - 1/2 = -1/4, v = 3/16 + 1/4 = 7/16; m_hat = -1/4 / (3/4)
+    = -1/3, v_hat = 7/16 / (7/16) = 1: w = -1 + 1/3 = -2/3.
+    """
+    params = {"w": np.zeros(1)}
+    opt = sn.Adam(params, lr=1.0, betas=(0.5, 0.75), eps=1e-300)  # 1 + 1e-300 == 1
+    opt.step({"w": np.ones(1)})
+    assert params["w"][0] == -1.0
+    opt.step({"w": -np.ones(1)})
+    np.testing.assert_array_max_ulp(params["w"], np.array([-2 / 3]), maxulp=2)
+    assert opt.steps == 2
+
+
+def test_adam_update_before_any_step_raises_instead_of_dividing_by_zero():
+    """t = 0 has no bias correction (1 - beta^0 = 0); step() counts the step first."""
+    w = np.ones(2)
+    opt = sn.Adam({"w": w}, lr=0.1)
+    with pytest.raises(RuntimeError, match=r"Adam.update needs the step count t = steps "
+                                           r">= 1 .*got steps=0: call step\(grads\)"):
+        opt.update(w, np.ones(2), opt.state["w"])
+    np.testing.assert_array_equal(w, [1.0, 1.0])  # nothing moved
+    opt.step({"w": np.ones(2)})  # the same first step through step()
+    assert_near(w, 1 - 0.1 / (1 + 1e-8) * np.ones(2), ulps=2)
+    fresh = np.ones(2)  # a direct call with the count set is the step it says
+    opt2 = sn.Adam({"w": fresh}, lr=0.1)
+    opt2.steps = 1
+    opt2.update(fresh, np.ones(2), opt2.state["w"])
+    np.testing.assert_array_equal(fresh, w)
 
 
 def test_the_whole_vector_path_equals_the_per_array_path():
@@ -212,7 +344,7 @@ def test_bad_params_and_grads_are_rejected():
         opt.step({"w": [0.0, 0.0], "b": np.zeros(1)})
 
 
-# --- float32 parameters --------------------------------------------------------
+# --- float32 parameters ----------------------------------------------------------
 
 OPTIMISERS = [
     ("sgd", lambda p: sn.SGD(p, 0.1), dict(momentum=0.0, weight_decay=0.0)),
@@ -221,31 +353,6 @@ OPTIMISERS = [
     ("adam", lambda p: sn.Adam(p, lr=0.01, betas=(0.8, 0.95), eps=1e-3, weight_decay=0.1),
      dict(beta1=0.8, beta2=0.95, eps=1e-3, weight_decay=0.1)),
 ]
-
-
-@pytest.mark.parametrize("layout", ["separate", "flat"])
-@pytest.mark.parametrize("name, make, hyper", OPTIMISERS)
-def test_float32_parameters_stay_float32_and_follow_the_formulas(layout, name, make, hyper):
-    rng = np.random.default_rng(3)
-    if layout == "flat":
-        params, model = flat_params(rng, np.float32)
-    else:
-        model = None
-        params = {k: p.astype(np.float32) for k, p in separate_params(rng).items()}
-    start = {k: p.astype(np.float64) for k, p in params.items()}
-    grads = [{k: g.astype(np.float32) for k, g in gs.items()} for gs in two_gradients(rng, params)]
-    opt = make(params)
-    for g in grads:
-        opt.step(as_model_grads(model, g) if model else g)
-    assert all(v.dtype == np.float32 for st in opt.state.values() for v in st.values())
-    for k, p in params.items():
-        assert p.dtype == np.float32
-        gs = [g[k].astype(np.float64) for g in grads]
-        if name == "adam":
-            expected = adam_by_hand(start[k], gs, 0.01, **hyper)
-        else:
-            expected = sgd_by_hand(start[k], gs, 0.1, **hyper)
-        np.testing.assert_allclose(p, expected, rtol=1e-5, atol=1e-6)  # float32 rounding
 
 
 @pytest.mark.parametrize("name, make, hyper", OPTIMISERS)
@@ -260,26 +367,42 @@ def test_float32_steps_compute_in_float32(name, make, hyper):
     assert all(v.dtype == np.float32 for st in opt.state.values() for v in st.values())
 
 
-@pytest.mark.parametrize("name, make, hyper", OPTIMISERS)
-def test_the_optimisers_match_torch_optim(name, make, hyper):
+# --- PyTorch ------------------------------------------------------------------------
+
+TORCH_CASES = [
+    ("SGD", dict(lr=0.01)),
+    ("SGD", dict(lr=0.01, momentum=0.9)),
+    ("SGD", dict(lr=0.01, momentum=0.9, weight_decay=0.01)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.95), eps=1e-3, weight_decay=0.1)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name, options", TORCH_CASES)
+@pytest.mark.parametrize("steps, ulps", [(1, 1), (200, 4)])
+def test_the_optimisers_match_torch_optim_to_rounding(name, options, dtype, steps, ulps):
+    """Not bit for bit: PyTorch's kernels round differently.
+
+    Measured on 5 seeds of a (50, 40) array: after 1 step 1-2% of the entries
+    differ (at most 0.65 ulp of the largest entry), after 200 steps 47-64% of
+    them (at most 2.1 ulp of the largest entry), in float64 and float32.
+    """
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(9)
-    w0 = rng.standard_normal((4, 3))
-    grads = [rng.standard_normal((4, 3)) for _ in range(6)]
+    w0 = rng.standard_normal((50, 40)).astype(dtype)
     params = {"w": w0.copy()}
-    opt = make(params)
+    opt = getattr(sn, name)(params, **options)
     tw = torch.tensor(w0.copy(), requires_grad=True)
-    if name == "adam":
-        topt = torch.optim.Adam([tw], lr=0.01, betas=(hyper["beta1"], hyper["beta2"]),
-                                eps=hyper["eps"], weight_decay=hyper["weight_decay"])
-    else:
-        topt = torch.optim.SGD([tw], lr=0.1, momentum=hyper["momentum"],
-                               weight_decay=hyper["weight_decay"])
-    for g in grads:
+    topt = getattr(torch.optim, name)([tw], **options)
+    for _ in range(steps):
+        g = rng.standard_normal(w0.shape).astype(dtype)
         opt.step({"w": g})
         tw.grad = torch.tensor(g)
         topt.step()
-    np.testing.assert_allclose(params["w"], tw.detach().numpy(), rtol=1e-14, atol=1e-15)
+    expected = tw.detach().numpy()
+    assert params["w"].dtype == expected.dtype == dtype
+    assert_near(params["w"], expected, ulps=ulps)
 
 
 @pytest.mark.parametrize("make", [lambda p: sn.SGD(p, 0.1, momentum=0.9),

@@ -104,7 +104,8 @@ def test_mse_matches_the_loop(reduction, kind):
 
 
 def test_mse_penalises_being_too_right():
-    """REFERENCE §5, correct class = the second unit (index 1)."""
+    """Squared error penalises outputs above the one-hot target as much as
+    outputs below it; cross-entropy rewards them (correct class index 1)."""
     outputs = np.array([[0.0, 1, 0, 0], [-1, 2, -1, -1], [1, 0, 1, 1]])
     per_sample = sn.mse_loss(outputs, [1, 1, 1], reduction="none").mean(axis=1)
     np.testing.assert_array_equal(per_sample, [0.0, 1.0, 1.0])
