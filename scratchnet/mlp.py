@@ -30,12 +30,8 @@ from typing import Any, Dict, Sequence, Tuple
 
 import numpy as np
 
-from ._validation import (
-    as_float_array,
-    as_generator,
-    check_float_dtype,
-    check_layer_sizes,
-)
+from ._network_checks import check_float_dtype, check_layer_sizes
+from ._validation import as_float_array, as_generator
 from .layers import (
     linear_backward,
     linear_forward,

@@ -8,6 +8,7 @@ import numpy as np
 CHAPTERS = [
     "_validation",
     "_shift",
+    "_network_checks",
     "softmax",
     "_loss_common",
     "_loss_layout",

@@ -431,8 +431,9 @@ for cls in (sn.MLP, fast.MLP):
     bad(f"{api}.loss_and_grads[loss]", lambda m=model: m.loss_and_grads(
         np.zeros((2, 2)), [0, 1], loss="ce"), ValueError, "loss")
     bad(f"{api}.loss_and_grads[one output, cross-entropy]",
-        lambda c=cls: c([1, 4, 1], rng=0).loss_and_grads([0.0, 1.0], [0, 1]), ValueError,
-        "binary_cross_entropy")
+        lambda c=cls: c([1, 4, 1], rng=0).loss_and_grads([0.0, 1.0], [0, 1],
+                                                         loss="cross_entropy"),
+        ValueError, "binary_cross_entropy")
     bad(f"{api}.backward[before forward]", lambda c=cls: c([1, 4, 2]).backward(
         np.zeros((2, 2))), RuntimeError, "forward")
 bad("sn.MLP.backward[dlogits shape]", lambda: (lambda m: (m.forward(np.zeros((2, 1))),
@@ -617,10 +618,10 @@ bad("sn.train[task]", _train(data=(X10, C10), task=3), TypeError, "task")
 bad("sn.train[callback]", _train(callback=3), TypeError, "callback")
 bad("sn.train[classes vs outputs]", _train(model=sn.MLP([1, 4, 3])), ValueError,
     r"sizes\[-1\] = 2")
-bad("sn.train[one output]", _train(model=sn.MLP([1, 4, 1])), ValueError,
-    "binary_cross_entropy")
+bad("sn.train[one output]", _train(model=sn.MLP([1, 4, 1]), loss="cross_entropy"),
+    ValueError, "binary_cross_entropy")
 bad("sn.train[one output, fixed data]", _train(model=sn.MLP([1, 4, 1]),
-                                               data=(X10, C10 + 1)),
+                                               data=(X10, C10 + 1), loss="hinge"),
     ValueError, "binary_cross_entropy")
 bad("sn.train_step[targets]", lambda: sn.train_step(M, sn.SGD(M.params, 0.1), [0.0],
                                                      [4]), ValueError, "targets")
