@@ -70,7 +70,7 @@ def entropy_of(p):
 def test_bayes_loss_of_coinciding_classes_is_the_prior_entropy(priors):
     m = len(priors)
     task_1d = sn.GaussianClasses([1.0] * m, [2.0] * m, priors)
-    task_2d = sn.GaussianClasses([[1.0, -1.0]] * m, [MULTI_COVS[0]] * m, priors)
+    task_2d = sn.GaussianClasses([[1.0, -1.0]] * m, covariances=[MULTI_COVS[0]] * m, priors=priors)
     for task in (task_1d, task_2d):
         assert task.bayes_loss() == pytest.approx(entropy_of(priors), abs=1e-12)
         assert task.bayes_accuracy() == pytest.approx(max(priors), abs=1e-12)
@@ -161,7 +161,7 @@ def test_two_dimensional_integrals_are_rotation_invariant(mu, sd, priors):
 
 
 def test_two_dimensional_quadrature_with_very_different_scales():
-    task = sn.GaussianClasses([[0.0, 0.0], [3.0, 1.0]], [np.eye(2), 100 * np.eye(2)])
+    task = sn.GaussianClasses([[0.0, 0.0], [3.0, 1.0]], covariances=[np.eye(2), 100 * np.eye(2)])
     loss, stderr = task.bayes_loss(return_stderr=True)
     assert stderr == 0.0
     x, _ = task.sample(200_000, 9)
@@ -176,12 +176,12 @@ def test_two_dimensional_accuracy_with_correlated_equal_covariances():
     means = np.array([[0.0, 0.0], [1.0, 2.0]])
     diff = means[1] - means[0]
     delta = math.sqrt(diff @ np.linalg.solve(cov, diff))
-    task = sn.GaussianClasses(means, [cov, cov])
+    task = sn.GaussianClasses(means, covariances=[cov, cov])
     assert task.bayes_accuracy() == pytest.approx(float(normal_cdf(delta / 2)), abs=1e-9)
 
 
 def test_population_loss_is_bayes_loss_plus_expected_kl():
-    task2 = sn.GaussianClasses(MULTI_MEANS, MULTI_COVS, MULTI_PRIORS)
+    task2 = sn.GaussianClasses(MULTI_MEANS, covariances=MULTI_COVS, priors=MULTI_PRIORS)
     task3 = sn.GaussianClasses([-1.0, 0.5, 4.0], [0.5, 2.0, 1.0], [0.2, 0.5, 0.3])
     models = [
         lambda x: logistic(x, [1.0, -0.5]),
@@ -258,7 +258,7 @@ def test_the_true_posterior_has_no_gap_and_reaches_the_floor():
     cases = [
         (SEPARATED, written_out_posterior([[0.0], [3.0]], np.ones((2, 1, 1)), [0.5, 0.5]),
          h_1d),
-        (sn.GaussianClasses(MULTI_MEANS, MULTI_COVS, MULTI_PRIORS),
+        (sn.GaussianClasses(MULTI_MEANS, covariances=MULTI_COVS, priors=MULTI_PRIORS),
          written_out_posterior(MULTI_MEANS, MULTI_COVS, MULTI_PRIORS), h_2d),
     ]
     for task, true_posterior, h in cases:   # each against the independent h
@@ -299,7 +299,7 @@ def test_monte_carlo_in_three_dimensions():
     # Classes differing only along the first axis: the 1-D values are exact.
     flat = sn.GaussianClasses([0.0, 3.0], [2.0, 1.0])
     covs = [np.diag([4.0, 1.0, 2.0]), np.diag([1.0, 1.0, 2.0])]
-    task = sn.GaussianClasses([[0.0, 1.0, -1.0], [3.0, 1.0, -1.0]], covs)
+    task = sn.GaussianClasses([[0.0, 1.0, -1.0], [3.0, 1.0, -1.0]], covariances=covs)
     for method in ("bayes_loss", "bayes_accuracy"):
         value, stderr = getattr(task, method)(return_stderr=True, n_samples=20_000)
         assert 0 < stderr < 0.01

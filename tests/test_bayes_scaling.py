@@ -55,7 +55,7 @@ def nearly_singular_task(rho, a=1.5):
     differ along the eigenvector (1, sign(rho))/sqrt(2) of eigenvalue 1 + |rho|,
     so Delta^2 = 2 a^2 / (1 + |rho|) exactly, however thin the other direction."""
     cov = np.array([[1.0, rho], [rho, 1.0]])
-    task = sn.GaussianClasses([[0.0, 0.0], [a, math.copysign(a, rho)]], [cov, cov])
+    task = sn.GaussianClasses([[0.0, 0.0], [a, math.copysign(a, rho)]], covariances=[cov, cov])
     return task, a * math.sqrt(2.0 / (1.0 + abs(rho)))
 
 
@@ -114,7 +114,7 @@ def test_fifty_classes_in_five_dimensions_reduce_to_one():
     means[:, 0] = mu1
     covs = np.tile(np.diag([1.0, 2.0, 0.5, 1.0, 3.0]), (50, 1, 1))
     covs[:, 0, 0] = sd1**2
-    task, flat = sn.GaussianClasses(means, covs), sn.GaussianClasses(mu1, sd1)
+    task, flat = sn.GaussianClasses(means, covariances=covs), sn.GaussianClasses(mu1, sd1)
     kw = {"return_stderr": True, "n_samples": 4_000, "rng": 5}
     within(task.bayes_accuracy(**kw), flat.bayes_accuracy())
     within(task.bayes_loss(**kw), flat.bayes_loss())
