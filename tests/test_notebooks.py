@@ -119,7 +119,9 @@ def test_markdown_twin_is_in_sync(path):
     """
     jupytext = pytest.importorskip("jupytext")
     twin = TWINS / f"{path.stem}.md"
-    assert twin.is_file(), f"no twin {twin.name}: run scripts/execute_notebooks.py --twins"
+    assert twin.is_file(), (
+        f"no twin {twin.name}: run scripts/execute_notebooks.py --twins"
+    )
 
     def cells(nb):  # trailing blank lines are not kept by the Markdown form
         return [(c.cell_type, c.source.rstrip()) for c in nb.cells]
@@ -139,7 +141,9 @@ def test_own_legends_sit_outside_the_axes(path):
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        for call in re.findall(r"\.legend\((.*?)\)\s*$", cell.source, flags=re.M | re.S):
+        for call in re.findall(
+            r"\.legend\((.*?)\)\s*$", cell.source, flags=re.M | re.S
+        ):
             assert "bbox_to_anchor" in call, f"a legend inside the axes: {call!r}"
 
 
@@ -157,13 +161,19 @@ class _Notebook:
         """The match of ``pattern`` in the Markdown (one cell): the claim is still there."""
         text = "\n".join(c.source for c in self.nb.cells if c.cell_type == "markdown")
         found = re.search(pattern, text)
-        assert found, f"{self.name}: the prose no longer says {pattern!r}: update this test"
+        assert found, (
+            f"{self.name}: the prose no longer says {pattern!r}: update this test"
+        )
         return found
 
     def output(self, marker: str) -> str:
         """The text outputs of the one code cell whose source contains ``marker``."""
-        cells = [c for c in self.nb.cells if c.cell_type == "code" and marker in c.source]
-        assert len(cells) == 1, f"{self.name}: {len(cells)} code cells contain {marker!r}"
+        cells = [
+            c for c in self.nb.cells if c.cell_type == "code" and marker in c.source
+        ]
+        assert len(cells) == 1, (
+            f"{self.name}: {len(cells)} code cells contain {marker!r}"
+        )
         parts = []
         for out in cells[0].outputs:
             if out.get("output_type") == "stream":
@@ -200,7 +210,9 @@ def test_01_prose_matches_its_outputs():
     stated = float(nb.prose(r"the expected value is (\d\.\d{4})").group(1))
     out = nb.output("two_steps = sn.nll_loss")
     assert re.findall(r"= (\d\.\d{4})", out) == [f"{stated:.4f}"] * 3
-    best, worst = nb.prose(r"the best \((\d\.\d\d)\), the wrong one by far the worst \((\d\.\d\d)\)").groups()
+    best, worst = nb.prose(
+        r"the best \((\d\.\d\d)\), the wrong one by far the worst \((\d\.\d\d)\)"
+    ).groups()
     out = nb.output("mse = sn.mse_loss(outputs")
     ce = [float(v) for v in re.findall(r"cross-entropy (\d+\.\d+)", out)]
     assert (round(ce[1], 2), round(ce[2], 2)) == (float(best), float(worst))
@@ -232,7 +244,9 @@ def test_03_prose_matches_its_outputs():
         assert abs(float(sampled) - float(exact)) <= 4 * float(se), (sampled, se, exact)
     assert len(re.findall("sampled", out)) == 6
 
-    stated = float(nb.prose(r"the loss is only about (0\.\d+) nats above the floor").group(1))
+    stated = float(
+        nb.prose(r"the loss is only about (0\.\d+) nats above the floor").group(1)
+    )
     out = nb.output("def wrong_in_the_tail")
     kl = _number(r"expected KL: (\d\.\d+) nats", out)
     assert stated / 2 <= kl <= 2 * stated, "about: within a factor of 2"
@@ -249,10 +263,17 @@ def test_03_prose_matches_its_outputs():
 
 def test_04_prose_matches_its_outputs():
     nb = _Notebook("04_backprop_by_hand")
-    bound = 10.0 ** int(nb.prose(r"correct version stays at \$10\^\{(-\d+)\}\$ or below").group(1))
+    bound = 10.0 ** int(
+        nb.prose(r"correct version stays at \$10\^\{(-\d+)\}\$ or below").group(1)
+    )
     out = nb.output("bugs = [None,")
-    rows = {line[:22].strip(): [float(v) for v in line[22:].split()] for line in out.splitlines()[1:]}
-    assert max(rows["none (correct)"]) <= bound, f"correct gradient above {bound:g}: {rows}"
+    rows = {
+        line[:22].strip(): [float(v) for v in line[22:].split()]
+        for line in out.splitlines()[1:]
+    }
+    assert max(rows["none (correct)"]) <= bound, (
+        f"correct gradient above {bound:g}: {rows}"
+    )
     for bug in ("no ReLU mask", "reshape for transpose", "no 1/N"):
         assert max(rows[bug]) >= 0.1, f"{bug}: 'each bug jumps to 10^-1 or 1'"
     assert rows["no ReLU mask"][2:] == rows["none (correct)"][2:], "W2, b2 unaffected"
@@ -260,7 +281,9 @@ def test_04_prose_matches_its_outputs():
     ratio = float(nb.prose(r"\(8 - 1\)/\(8 \+ 1\) \\approx (0\.\d+)").group(1))
     assert rows["no 1/N"] == [ratio] * 4
 
-    low, high = nb.prose(r"All four are between \$10\^\{(-\d+)\}\$ and \$10\^\{(-\d+)\}\$").groups()
+    low, high = nb.prose(
+        r"All four are between \$10\^\{(-\d+)\}\$ and \$10\^\{(-\d+)\}\$"
+    ).groups()
     out = nb.output("error = sn.gradient_check(loss_as_function_of(name)")
     errors = [float(v) for v in re.findall(r"relative error (\S+)", out)]
     assert len(errors) == 4
@@ -286,21 +309,28 @@ def test_04_prose_matches_its_outputs():
 
 def test_05_prose_matches_its_outputs():
     nb = _Notebook("05_network_learns_posterior")
-    table = _table(nb.output("rows = ex.summarize(results.values(), steps=[100, 1000])"))
+    table = _table(
+        nb.output("rows = ex.summarize(results.values(), steps=[100, 1000])")
+    )
     by = {(r["task"], int(r["step"])): r for r in table}
     tasks = sorted({task for task, _ in by})
     assert len(tasks) == 3
     kl = {key: _float(r["E KL (nats)"]) for key, r in by.items()}
     nb.prose(r"falls about tenfold or more between 100 and 5,000\s+steps on every task")
     for task in tasks:
-        assert kl[task, 100] / kl[task, 5000] >= 8, f"{task}: about tenfold (at least 8)"
+        assert kl[task, 100] / kl[task, 5000] >= 8, (
+            f"{task}: about tenfold (at least 8)"
+        )
     nb.prose(r"at a distance of about \$10\^\{-3\}\$ nats")
     for task in tasks:
         assert 3e-4 <= kl[task, 5000] <= 3e-3, f"{task}: about 1e-3 (within a factor 3)"
     nb.prose(r"on `separated` it\s+was closer at 1,000 steps than at 5,000")
     assert kl["separated", 1000] < kl["separated", 5000]
     nb.prose(r"The largest error on `sparse-tail` hardly moves")
-    errors = [_float(by["sparse-tail", s]["max abs(q-P) on [-4,7]"]) for s in (100, 1000, 5000)]
+    errors = [
+        _float(by["sparse-tail", s]["max abs(q-P) on [-4,7]"])
+        for s in (100, 1000, 5000)
+    ]
     assert max(errors) - min(errors) < 0.1, errors
     nb.prose(r"makes it negative now and then")
     assert any(_float(r["loss - Bayes loss"]) < 0 for r in table)
@@ -309,44 +339,64 @@ def test_05_prose_matches_its_outputs():
         abs(_float(r["accuracy"]) - _float(r["Bayes accuracy"])) < 0.5 for r in table
     ), "within half a percentage point from step 100"
 
-    stated = float(nb.prose(r"About \$(\d) \\times 10\^\{-4\}\$: one input in 2,000").group(1))
+    stated = float(
+        nb.prose(r"About \$(\d) \\times 10\^\{-4\}\$: one input in 2,000").group(1)
+    )
     out = nb.output("by_quadrature = np.sum")
     mass = _number(r"normal tails (\S+),", out)
     assert abs(mass - stated * 1e-4) <= 0.2 * stated * 1e-4, "about: within 20%"
 
-    wrong = float(nb.prose(r"wrong by more than (0\.\d) in probability beyond \$x \\approx 7\$").group(1))
+    wrong = float(
+        nb.prose(
+            r"wrong by more than (0\.\d) in probability beyond \$x \\approx 7\$"
+        ).group(1)
+    )
     out = nb.output("def tail_replaced")
     posterior, network = (
         [float(v) for v in re.search(rf"{name} = \[([^\]]*)\]", out).group(1).split()]
         for name in (r"P\(c1\|x\)", r"q\(c1\|x\)")
     )
-    assert all(abs(p - q) > wrong for p, q in zip(posterior[1:], network[1:]))  # x = 7, 8
-    nb.prose(r"tail adds less than \$10\^\{-3\}\$ nats to the expected loss, nearly a hundred")
+    assert all(
+        abs(p - q) > wrong for p, q in zip(posterior[1:], network[1:])
+    )  # x = 7, 8
+    nb.prose(
+        r"tail adds less than \$10\^\{-3\}\$ nats to the expected loss, nearly a hundred"
+    )
     share = _number(r"the tail's share (\S+)", out)
     spread = _number(r"mini-batch loss: (\S+) nats", out)
     assert share < 1e-3
-    assert 50 <= spread / share <= 150, f"nearly a hundred: 50-150 ({spread / share:.0f})"
+    assert 50 <= spread / share <= 150, (
+        f"nearly a hundred: 50-150 ({spread / share:.0f})"
+    )
 
     above = nb.prose(
         r"is well below a tenth, against (0\.\d) or more for the other two"
     ).group(1)
     out = nb.output('sparse_runs = [original, results["sparse-tail"], covering]')
-    error = dict(re.findall(r"(\w+) (\d\.\d{3})", out.split("largest error")[1].splitlines()[0]))
+    error = dict(
+        re.findall(r"(\w+) (\d\.\d{3})", out.split("largest error")[1].splitlines()[0])
+    )
     final_kl = dict(re.findall(r"(\w+) (\d\.\d+e-\d+)", out.split("expected KL:")[1]))
     assert float(error["covering"]) < 0.1
     assert all(float(error[r]) >= float(above) for r in ("original", "textbook")), error
     assert min(final_kl, key=lambda r: float(final_kl[r])) == "covering"
 
-    nb.prose(r"About one sample in a hundred, all in the right tail, and only a few beyond")
+    nb.prose(
+        r"About one sample in a hundred, all in the right tail, and only a few beyond"
+    )
     out = nb.output("x_check, _ = task.sample(3000, rng)")
-    off, beyond = (int(v) for v in re.search(r"(\d+) of 3000 .*; (\d+) lie beyond", out).groups())
+    off, beyond = (
+        int(v) for v in re.search(r"(\d+) of 3000 .*; (\d+) lie beyond", out).groups()
+    )
     assert 15 <= off <= 60, "about one in a hundred of 3000: 15-60"
     assert 1 <= beyond <= 10, "only a few"
 
     nb.prose(r"still visibly off at 100 and\s+catches up by 1,000")
     table = _table(nb.output("zero_bias = dataclasses.replace"))
     median = {
-        (r["recipe"], int(r["step"])): _float(r["max abs(q-P) on [-4,7] median [min, max]"])
+        (r["recipe"], int(r["step"])): _float(
+            r["max abs(q-P) on [-4,7] median [min, max]"]
+        )
         for r in table
     }
     assert median["original, xavier init", 100] >= 2 * median["original", 100]
@@ -355,19 +405,28 @@ def test_05_prose_matches_its_outputs():
 
 def test_06_prose_matches_its_outputs():
     nb = _Notebook("06_binary_classification")
-    stated = float(nb.prose(r"its boundary has moved from 1\.5 to\s+about (\d\.\d)").group(1))
+    stated = float(
+        nb.prose(r"its boundary has moved from 1\.5 to\s+about (\d\.\d)").group(1)
+    )
     out = nb.output("network_boundary = grid[")
     assert abs(_number(r"the network's boundary: (\d\.\d+)", out) - stated) <= 0.1
     sigmoid_1 = float(nb.prose(r"\\sigma\(1\) = (0\.\d+)\$ is just a").group(1))
     out = nb.output("t_log, t_hinge =")
-    assert set(re.findall(r"hinge -> t =\s+1\.00, sigmoid\(t\) = (\S+)", out)) == {f"{sigmoid_1}"}
+    assert set(re.findall(r"hinge -> t =\s+1\.00, sigmoid\(t\) = (\S+)", out)) == {
+        f"{sigmoid_1}"
+    }
 
 
 def test_08_prose_matches_its_outputs():
     nb = _Notebook("08_where_networks_learn_the_posterior")
     table = {r["task"]: r for r in _table(nb.output("ex.STUDY_TASKS.items()"))}
-    mantissa, exponent = nb.prose(r"For\s+`sparse-tail` it is \$(\d\.\d) \\cdot 10\^\{(-\d)\}\$").groups()
-    assert f"{float(table['sparse-tail']['$P(X > x_{last})$']):.1e}" == f"{mantissa}e-0{exponent[1:]}"
+    mantissa, exponent = nb.prose(
+        r"For\s+`sparse-tail` it is \$(\d\.\d) \\cdot 10\^\{(-\d)\}\$"
+    ).groups()
+    assert (
+        f"{float(table['sparse-tail']['$P(X > x_{last})$']):.1e}"
+        == f"{mantissa}e-0{exponent[1:]}"
+    )
     percent = float(nb.prose(r"P\(X > x_\\mathrm\{last\}\) \\approx (\d+)\\%").group(1))
     mass = float(table["unequal-variance"]["$P(X > x_{last})$"])
     assert abs(100 * mass - percent) <= 1, "about: within a percentage point"
