@@ -9,10 +9,11 @@ Run from anywhere, after changing the library or a notebook::
 Each notebook runs top to bottom in a fresh kernel started with *this* Python
 (the interpreter running the script, whatever kernels Jupyter has installed),
 with the checkout's root first on ``PYTHONPATH``, so the kernel imports this
-checkout's ``scratchnet``, as the tests do.  Its outputs (figures included) are
-written back into the file, consecutive prints merged into one output, and the
-run time is printed.  A notebook that raises, or prints a warning, is left as
-it was; the others are still run, and the script exits with status 1 naming it.
+checkout's ``scratchnet``, and one BLAS thread, as the tests do
+(``conftest.py``).  Its outputs (figures included) are written back into the
+file, consecutive prints merged into one output, and the run time is printed.
+A notebook that raises, or prints a warning, is left as it was; the others are
+still run, and the script exits with status 1 naming it.
 
 Then the notebook's twin ``docs/notebook-twins/<name>.md``, the same cells in
 MyST Markdown without outputs (written with jupytext), is rewritten, so that a
@@ -79,6 +80,8 @@ def execute(path: Path, timeout: int = 600) -> float:
             p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p
         ),
     }
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(var, "1")  # as conftest.py sets them for the test run
     km = KernelManager(kernel_name="python3", kernel_spec_manager=_ThisPython())
     start = time.perf_counter()
     client = NotebookClient(
