@@ -278,3 +278,31 @@ def test_the_committed_run_is_what_the_code_computes():
     (fresh,) = [r for r in result.rows if r["step"] == 100]
     for metric in (*tables.METRICS, "bayes_accuracy"):
         assert fresh[metric] == pytest.approx(stored[metric], rel=1e-6), metric
+
+
+# The examples are x_n, c_n (n = 1..N), the classes i, j (1..M): "j" numbering the
+# examples in one formula and the classes in the next was how the pages read before.
+_J_AS_EXAMPLE = re.compile(
+    r"\b[cyt]_j\b|\\mid x_j\b|\(x_j\b|_\{j=1\}\^\{N\}|\\sum_\{j:|\\prod_\{?j\b"
+)
+
+
+@pytest.mark.parametrize(
+    "page", ["index", "derivation", "conventions", "notebooks", "performance"]
+)
+def test_the_letter_j_numbers_classes_never_examples(page):
+    text = (DOCS / f"{page}.md").read_text(encoding="utf-8")
+    math = re.findall(r"\$\$.*?\$\$|\$[^$\n]+\$", text, flags=re.S)
+    clashes = [m for m in math if _J_AS_EXAMPLE.search(m)]
+    assert clashes == [], f"docs/{page}.md numbers examples with j: {clashes}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_notebooks_number_examples_with_n(path):
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    math = re.findall(r"\$\$.*?\$\$|\$[^$\n]+\$", text, flags=re.S)
+    clashes = [m for m in math if _J_AS_EXAMPLE.search(m)]
+    assert clashes == [], f"{path.name} numbers examples with j: {clashes}"
