@@ -87,6 +87,11 @@ def _page(module_name: str) -> str:
     return "cli" if module_name == "__main__" else module_name
 
 
+def _private(module_name: str) -> bool:
+    """``_shift`` is private machinery; ``__main__`` (the CLI) is public."""
+    return module_name.startswith("_") and not module_name.startswith("__")
+
+
 def _module(name: str):
     # importlib, not attribute access: ``scratchnet.softmax`` is the function.
     return importlib.import_module(f"scratchnet.{name}")
@@ -180,7 +185,20 @@ def test_docs_build_without_warnings_and_cover_the_api():
         text = (html / f"{page}.html").read_text(encoding="utf-8")
         assert _unresolved_xrefs(text) == [], f"unresolved references in {page}.md"
 
+    # The sidebar lists the public chapters only; the private modules are one
+    # link away, on the page for maintainers.
+    private = [name for name in MODULES if _private(name)]
+    for page in ("index", "api/index", "api/losses", "notebooks/01_scores_to_probabilities"):
+        text = (html / f"{page}.html").read_text(encoding="utf-8")
+        sidebar = re.search(r'<nav class="[^"]*bd-docs-nav.*?</nav>', text, flags=re.S)
+        assert sidebar, f"{page}.html has no sidebar"
+        shown = [n for n in private if f"{n}.html" in sidebar.group(0)]
+        assert shown == [], f"the sidebar of {page}.html lists private modules {shown}"
+        assert "optim.html" in sidebar.group(0), f"{page}.html: no API chapters in the sidebar"
+    internals = (html / "api" / "internals.html").read_text(encoding="utf-8")
+    assert [n for n in private if f'href="{n}.html"' not in internals] == []
     api_index = (html / "api" / "index.html").read_text(encoding="utf-8")
+    assert 'href="internals.html"' in api_index, "api/index does not link the maintainers' page"
     import scratchnet as sn
 
     for name in sn.__all__:
@@ -203,9 +221,16 @@ def test_docs_build_without_warnings_and_cover_the_api():
 
 
 def test_every_module_has_an_api_page_in_the_toctree():
+    """Public modules are the chapters of the API reference; the private ones
+    (``_shift``...) are listed apart, on ``api/internals`` (an orphan page, out of
+    the sidebar), for maintainers."""
     toctree = (DOCS / "api" / "index.rst").read_text(encoding="utf-8")
     listed = re.findall(r"^   (\w+)$", toctree, flags=re.MULTILINE)
-    assert listed == [_page(name) for name in MODULES]
+    assert listed == [_page(name) for name in MODULES if not _private(name)]
+    internals = (DOCS / "api" / "internals.rst").read_text(encoding="utf-8")
+    assert internals.startswith(":orphan:"), "api/internals must stay out of the sidebar"
+    listed = re.findall(r"^   (\w+)$", internals, flags=re.MULTILINE)
+    assert listed == [name for name in MODULES if _private(name)]
     for name in MODULES:
         page = (DOCS / "api" / f"{_page(name)}.rst").read_text(encoding="utf-8")
         assert f".. automodule:: scratchnet.{name}\n   :members:" in page
