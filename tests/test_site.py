@@ -11,6 +11,10 @@ into the page, which Chromium prints (``--dump-dom``):
 * every image has loaded (``naturalWidth > 0``);
 * every resource the page loaded came from the local server.
 
+A second test opens every page with display math at once, each in an iframe
+1280 px wide, and fails when an equation is wider than the column holding it
+(MathJax does not break long formulas: such an equation is clipped or scrolls).
+
 It also takes a screenshot of each page into a temporary folder
 (``scratchnet-screenshots-*``, kept; the paths are printed with ``pytest -s``),
 for a person to look at.  It is skipped where
