@@ -261,14 +261,18 @@ def test_display_equations_fit_the_page_at_1280px(site, tmp_path):
     """
     base, _ = site
     html_dir = built_site()
-    pages = sorted(
+    with_math = sorted(
         str(p.relative_to(html_dir))
         for p in html_dir.rglob("*.html")
         if "_static" not in p.parts
         and "_modules" not in p.parts
         and 'div class="math notranslate nohighlight"' in p.read_text(encoding="utf-8")
     )
-    assert "derivation.html" in pages and len(pages) >= 10, pages
+    assert "derivation.html" in with_math and len(with_math) >= 10, with_math
+    # The pages of PAGES are checked by test_page_renders_offline; those of
+    # WIDE_ELSEWHERE are known to fail until their owners break the equations.
+    skip = set(PAGES.values()) | set(WIDE_ELSEWHERE)
+    pages = [page for page in with_math if page not in skip]
     (html_dir / "__equations__.html").write_text(
         EQUATIONS_PAGE % json.dumps(pages), encoding="utf-8"
     )
@@ -287,9 +291,5 @@ def test_display_equations_fit_the_page_at_1280px(site, tmp_path):
     assert missing == [], f"pages that did not report: {missing}"
     untypeset = [page for page, report in reports if report["mjx"] == 0]
     assert untypeset == [], f"pages whose math was not typeset: {untypeset}"
-    wide = {
-        page: report["wide"]
-        for page, report in reports
-        if report["wide"] and page not in WIDE_ELSEWHERE
-    }
+    wide = {page: report["wide"] for page, report in reports if report["wide"]}
     assert wide == {}, f"equations wider than their column at 1280 px: {wide}"
