@@ -331,3 +331,41 @@ def test_the_notebooks_number_examples_with_n(path):
     math = re.findall(r"\$\$.*?\$\$|\$[^$\n]+\$", text, flags=re.S)
     clashes = [m for m in math if _J_AS_EXAMPLE.search(m)]
     assert clashes == [], f"{path.name} numbers examples with j: {clashes}"
+
+
+def test_numbers_in_the_prose_are_what_the_code_computes():
+    """Numbers the pages quote in their prose (not in ``>>>`` examples, which run
+    as doctests) agree with the library, to the digits they show."""
+    import numpy as np
+
+    import scratchnet as sn
+
+    text = " ".join((DOCS / "derivation.md").read_text(encoding="utf-8").split())
+    found = re.search(r"the softmax puts (0\.\d\d) instead of (0\.\d\d) on the right", text)
+    assert found, "derivation.md no longer quotes the softmax of the two outputs"
+    outputs = np.array([[-1.0, 2, -1, -1], [0, 1, 0, 0], [1, 0, 1, 1]])
+    confident, timid = (float(v) for v in found.groups())
+    assert sn.softmax(outputs)[:2, 1].round(2).tolist() == [confident, timid]
+    found = re.search(
+        r"(\d\.\d\d) for the confident answer, (\d\.\d\d) for the timid one, "
+        r"(\d\.\d\d) for the wrong",
+        text,
+    )
+    assert found, "derivation.md no longer quotes the three cross-entropies"
+    losses = sn.cross_entropy(outputs, [1, 1, 1], reduction="none").round(2)
+    assert losses.tolist() == [float(v) for v in found.groups()]
+
+    text = " ".join((DOCS / "conventions.md").read_text(encoding="utf-8").split())
+    found = re.search(r"`logsumexp\(\[0, -40\]\)` is \$(\d\.\d+) \\cdot 10\^\{(-\d+)\}\$", text)
+    assert found, "conventions.md no longer quotes logsumexp([0, -40])"
+    digits = len(found.group(1)) - 2
+    stated = float(f"{found.group(1)}e{found.group(2)}")
+    assert float(f"{sn.logsumexp([0.0, -40.0]):.{digits}e}") == stated
+    found = re.search(
+        r"`cross_entropy\(\[\[20, 0\]\], \[0\]\)` is \$(\d\.\d+) \\cdot 10\^\{(-\d+)\}\$", text
+    )
+    assert found, "conventions.md no longer quotes the float32 cross_entropy([[20, 0]], [0])"
+    loss = sn.cross_entropy(np.array([[20, 0]], dtype=np.float32), [0])
+    digits = len(found.group(1)) - 2
+    stated = float(f"{found.group(1)}e{found.group(2)}")
+    assert float(f"{float(loss):.{digits}e}") == stated
