@@ -10,8 +10,8 @@ TeX extension built in, and the woff-v2 fonts it loads from
 ``output/chtml/fonts/``; to update, ``npm pack mathjax@3`` and copy those).
 
 The notebooks are chapters of the site: ``myst_nb`` renders them from their
-stored outputs (it never executes them; ``notebooks/execute.py`` refreshes the
-outputs).  They live in ``notebooks/`` and are copied to ``docs/notebooks/``
+stored outputs (it never executes them; ``scripts/execute_notebooks.py`` refreshes
+the outputs).  They live in ``notebooks/`` and are copied to ``docs/notebooks/``
 (ignored by git) when the build starts.
 
 The local extensions live in ``setup`` below:
@@ -84,6 +84,7 @@ exclude_patterns = [
     "_build",
     "_static",
     "_ext",
+    "notebook-twins",  # the notebooks' MyST twins, for reviewing diffs: not pages
     "Thumbs.db",
     ".DS_Store",
     "**.ipynb_checkpoints",

@@ -87,6 +87,11 @@ def _page(module_name: str) -> str:
     return "cli" if module_name == "__main__" else module_name
 
 
+def _private(module_name: str) -> bool:
+    """``_shift`` is private machinery; ``__main__`` (the CLI) is public."""
+    return module_name.startswith("_") and not module_name.startswith("__")
+
+
 def _module(name: str):
     # importlib, not attribute access: ``scratchnet.softmax`` is the function.
     return importlib.import_module(f"scratchnet.{name}")
@@ -180,7 +185,20 @@ def test_docs_build_without_warnings_and_cover_the_api():
         text = (html / f"{page}.html").read_text(encoding="utf-8")
         assert _unresolved_xrefs(text) == [], f"unresolved references in {page}.md"
 
+    # The sidebar lists the public chapters only; the private modules are one
+    # link away, on the page for maintainers.
+    private = [name for name in MODULES if _private(name)]
+    for page in ("index", "api/index", "api/losses", "notebooks/01_scores_to_probabilities"):
+        text = (html / f"{page}.html").read_text(encoding="utf-8")
+        sidebar = re.search(r'<nav class="[^"]*bd-docs-nav.*?</nav>', text, flags=re.S)
+        assert sidebar, f"{page}.html has no sidebar"
+        shown = [n for n in private if f"{n}.html" in sidebar.group(0)]
+        assert shown == [], f"the sidebar of {page}.html lists private modules {shown}"
+        assert "optim.html" in sidebar.group(0), f"{page}.html: no API chapters in the sidebar"
+    internals = (html / "api" / "internals.html").read_text(encoding="utf-8")
+    assert [n for n in private if f'href="{n}.html"' not in internals] == []
     api_index = (html / "api" / "index.html").read_text(encoding="utf-8")
+    assert 'href="internals.html"' in api_index, "api/index does not link the maintainers' page"
     import scratchnet as sn
 
     for name in sn.__all__:
@@ -203,9 +221,16 @@ def test_docs_build_without_warnings_and_cover_the_api():
 
 
 def test_every_module_has_an_api_page_in_the_toctree():
+    """Public modules are the chapters of the API reference; the private ones
+    (``_shift``...) are listed apart, on ``api/internals`` (an orphan page, out of
+    the sidebar), for maintainers."""
     toctree = (DOCS / "api" / "index.rst").read_text(encoding="utf-8")
     listed = re.findall(r"^   (\w+)$", toctree, flags=re.MULTILINE)
-    assert listed == [_page(name) for name in MODULES]
+    assert listed == [_page(name) for name in MODULES if not _private(name)]
+    internals = (DOCS / "api" / "internals.rst").read_text(encoding="utf-8")
+    assert internals.startswith(":orphan:"), "api/internals must stay out of the sidebar"
+    listed = re.findall(r"^   (\w+)$", internals, flags=re.MULTILINE)
+    assert listed == [name for name in MODULES if _private(name)]
     for name in MODULES:
         page = (DOCS / "api" / f"{_page(name)}.rst").read_text(encoding="utf-8")
         assert f".. automodule:: scratchnet.{name}\n   :members:" in page
@@ -278,3 +303,69 @@ def test_the_committed_run_is_what_the_code_computes():
     (fresh,) = [r for r in result.rows if r["step"] == 100]
     for metric in (*tables.METRICS, "bayes_accuracy"):
         assert fresh[metric] == pytest.approx(stored[metric], rel=1e-6), metric
+
+
+# The examples are x_n, c_n (n = 1..N), the classes i, j (1..M): "j" numbering the
+# examples in one formula and the classes in the next was how the pages read before.
+_J_AS_EXAMPLE = re.compile(
+    r"\b[cyt]_j\b|\\mid x_j\b|\(x_j\b|_\{j=1\}\^\{N\}|\\sum_\{j:|\\prod_\{?j\b"
+)
+
+
+@pytest.mark.parametrize(
+    "page", ["index", "derivation", "conventions", "notebooks", "performance"]
+)
+def test_the_letter_j_numbers_classes_never_examples(page):
+    text = (DOCS / f"{page}.md").read_text(encoding="utf-8")
+    math = re.findall(r"\$\$.*?\$\$|\$[^$\n]+\$", text, flags=re.S)
+    clashes = [m for m in math if _J_AS_EXAMPLE.search(m)]
+    assert clashes == [], f"docs/{page}.md numbers examples with j: {clashes}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_notebooks_number_examples_with_n(path):
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    math = re.findall(r"\$\$.*?\$\$|\$[^$\n]+\$", text, flags=re.S)
+    clashes = [m for m in math if _J_AS_EXAMPLE.search(m)]
+    assert clashes == [], f"{path.name} numbers examples with j: {clashes}"
+
+
+def test_numbers_in_the_prose_are_what_the_code_computes():
+    """Numbers the pages quote in their prose (not in ``>>>`` examples, which run
+    as doctests) agree with the library, to the digits they show."""
+    import numpy as np
+
+    import scratchnet as sn
+
+    text = " ".join((DOCS / "derivation.md").read_text(encoding="utf-8").split())
+    found = re.search(r"the softmax puts (0\.\d\d) instead of (0\.\d\d) on the right", text)
+    assert found, "derivation.md no longer quotes the softmax of the two outputs"
+    outputs = np.array([[-1.0, 2, -1, -1], [0, 1, 0, 0], [1, 0, 1, 1]])
+    confident, timid = (float(v) for v in found.groups())
+    assert sn.softmax(outputs)[:2, 1].round(2).tolist() == [confident, timid]
+    found = re.search(
+        r"(\d\.\d\d) for the confident answer, (\d\.\d\d) for the timid one, "
+        r"(\d\.\d\d) for the wrong",
+        text,
+    )
+    assert found, "derivation.md no longer quotes the three cross-entropies"
+    losses = sn.cross_entropy(outputs, [1, 1, 1], reduction="none").round(2)
+    assert losses.tolist() == [float(v) for v in found.groups()]
+
+    text = " ".join((DOCS / "conventions.md").read_text(encoding="utf-8").split())
+    found = re.search(r"`logsumexp\(\[0, -40\]\)` is \$(\d\.\d+) \\cdot 10\^\{(-\d+)\}\$", text)
+    assert found, "conventions.md no longer quotes logsumexp([0, -40])"
+    digits = len(found.group(1)) - 2
+    stated = float(f"{found.group(1)}e{found.group(2)}")
+    assert float(f"{sn.logsumexp([0.0, -40.0]):.{digits}e}") == stated
+    found = re.search(
+        r"`cross_entropy\(\[\[20, 0\]\], \[0\]\)` is \$(\d\.\d+) \\cdot 10\^\{(-\d+)\}\$", text
+    )
+    assert found, "conventions.md no longer quotes the float32 cross_entropy([[20, 0]], [0])"
+    loss = sn.cross_entropy(np.array([[20, 0]], dtype=np.float32), [0])
+    digits = len(found.group(1)) - 2
+    stated = float(f"{found.group(1)}e{found.group(2)}")
+    assert float(f"{float(loss):.{digits}e}") == stated
