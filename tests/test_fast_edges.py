@@ -117,8 +117,17 @@ def test_the_issues_ignore_index_numbers():
         expected, rel=1e-13)
 
 
+def test_engine_mlp_skips_ignored_targets_as_the_chapter():
+    """Targets equal to the default ignore_index (-100) are skipped, as by sn.MLP."""
+    rng = np.random.default_rng(5)
+    x, t = rng.normal(size=(9, 1)), np.array([0, -100, 2, 1, -100, 0, 2, 2, 1])
+    for loss in (None, CrossEntropyLoss(), "cross_entropy"):
+        _assert_same(*fast.MLP([1, 6, 3], rng=0).loss_and_grads(x, t, loss=loss),
+                     *sn.MLP([1, 6, 3], rng=0).loss_and_grads(x, t, loss=loss))
+
+
 def test_the_fused_path_is_decided_in_one_place():
-    decide = fast.objectives.fused_cross_entropy
+    decide = fast.kernels.fused_cross_entropy
     assert decide(None, 2) and decide("cross_entropy", 3) and decide(CrossEntropyLoss(), 5)
     assert decide(CrossEntropyLoss(ignore_index=5), 5)  # no class index can equal it
     for loss in (CrossEntropyLoss(ignore_index=4), CrossEntropyLoss(weight=[1.0] * 5),

@@ -224,8 +224,10 @@ class Ensemble:
         self._kept: Any = None  # the _Work of the last forward pass kept for backward
 
     def __repr__(self) -> str:
+        default = type(get_loss(None, outputs=self.sizes[-1]))
+        loss = "" if type(self.loss) is default else f", loss={self.loss!r}"
         return (f"fast.Ensemble({list(self.sizes)}, members={self.members}, "
-                f"activation={self.activation!r})")
+                f"activation={self.activation!r}{loss})")
 
     def _inputs(self, x: Any, name: str = "x") -> np.ndarray:
         x = as_float_array(x, name, allow_inf=False).astype(self.dtype, copy=False)

@@ -15,7 +15,7 @@ engineered for small, fast steps:
   allocated once per batch size and reused (the kernels of
   :mod:`scratchnet.fast.kernels` write into them).
 * **Fused loss.**  With the plain cross-entropy on class indices
-  (:func:`scratchnet.fast.objectives.fused_cross_entropy` decides),
+  (:func:`scratchnet.fast.kernels.fused_cross_entropy` decides),
   ``loss_and_grads`` turns the logits into their gradient in place (one
   softmax); every other loss, option or target goes through the loss
   object, as in the chapter.
@@ -48,6 +48,7 @@ from .._validation import as_class_indices
 from ..objectives import get_loss
 from .kernels import (
     cross_entropy_and_grad_inplace,
+    fused_cross_entropy,
     linear_backward_into,
     linear_into,
     relu_backward_into,
@@ -55,7 +56,6 @@ from .kernels import (
     tanh_backward_into,
     tanh_into,
 )
-from .objectives import fused_cross_entropy
 
 __all__ = ["MLP", "FlatParams"]
 
@@ -316,7 +316,7 @@ class MLP(mlp.MLP):
             Class indices (N,), or for the cross-entropy distributions (N, M).
         loss : str or Loss, optional
             Default ``self.loss``.  Fused when
-            :func:`scratchnet.fast.objectives.fused_cross_entropy` says so and
+            :func:`scratchnet.fast.kernels.fused_cross_entropy` says so and
             the targets are class indices; else ``loss.loss_and_grad``.
 
         Returns

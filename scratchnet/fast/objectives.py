@@ -2,12 +2,14 @@ r"""The engine's losses: which ones it fuses, and every member's loss at once.
 
 Two things live here.
 
-**The one decision.**  :func:`fused_cross_entropy` says whether a loss is
-the plain cross-entropy that the engine's fused kernels compute (one softmax
-that turns the logits into their gradient in place).  :class:`scratchnet.fast.MLP`
-and :class:`scratchnet.fast.Ensemble` both ask it, and nothing else: every
-other loss, and every option of a chapter loss, goes through the loss
-object's own ``loss_and_grad``, i.e. the chapter's formula.
+**The one decision.**  :func:`scratchnet.fast.kernels.fused_cross_entropy`
+(beside the kernel it guards) says whether a loss is the plain
+cross-entropy that the engine's fused kernels compute (one softmax that
+turns the logits into their gradient in place).  :class:`scratchnet.fast.MLP`
+and :func:`member_losses_inplace` (so :class:`scratchnet.fast.Ensemble`)
+both ask it, and nothing else: every other loss, and every option of a
+chapter loss, goes through the loss object's own ``loss_and_grad``, i.e.
+the chapter's formula.
 
 **The members' losses.**  An :class:`~scratchnet.fast.Ensemble` scores S
 networks on S batches in one pass.  Member :math:`s`'s loss is the mean over
@@ -41,53 +43,10 @@ from typing import Any
 
 import numpy as np
 
-from ..objectives import CrossEntropyLoss, MSELoss, MultiMarginLoss, get_loss
+from ..objectives import MSELoss, MultiMarginLoss, get_loss
+from .kernels import fused_cross_entropy
 
-__all__ = ["LossScratch", "fused_cross_entropy", "member_losses_inplace"]
-
-
-def fused_cross_entropy(loss: Any, outputs: int) -> bool:
-    r"""Whether the engine's fused kernel computes ``loss`` exactly, on class indices.
-
-    The fused kernels (``kernels.cross_entropy_and_grad_inplace`` for one
-    network, :func:`member_losses_inplace` for an ensemble) compute the mean
-    cross-entropy :math:`\frac1N \sum_n [\operatorname{logsumexp}(f_n) -
-    f_{n, c_n}]` on class indices :math:`c_n \in [0, M)`, nothing more.  That
-    is the loss exactly when it is a :class:`~scratchnet.objectives.CrossEntropyLoss`
-    (the class itself: a subclass may compute something else) without class
-    weights or label smoothing, whose ``ignore_index`` no class index can
-    equal.  Every other loss goes through its own ``loss_and_grad``.
-
-    Parameters
-    ----------
-    loss : str or Loss or None
-        As models take it (None: the cross-entropy).
-    outputs : int
-        M, the number of outputs; one output is never fused (its default
-        loss is the binary cross-entropy).
-
-    Returns
-    -------
-    bool
-        The caller fuses only for class-index targets in ``[0, M)``.
-
-    Examples
-    --------
-    >>> from scratchnet import fast
-    >>> from scratchnet.objectives import CrossEntropyLoss
-    >>> fast.objectives.fused_cross_entropy(None, 3)
-    True
-    >>> fast.objectives.fused_cross_entropy(CrossEntropyLoss(ignore_index=1), 3)
-    False
-    >>> fast.objectives.fused_cross_entropy(CrossEntropyLoss(label_smoothing=0.1), 3)
-    False
-    """
-    if outputs < 2:
-        return False
-    if loss is None or (isinstance(loss, str) and loss == "cross_entropy"):
-        return True
-    return (type(loss) is CrossEntropyLoss and loss.weight is None
-            and loss.label_smoothing == 0.0 and not 0 <= loss.ignore_index < outputs)
+__all__ = ["LossScratch", "member_losses_inplace"]
 
 
 class LossScratch:
