@@ -20,8 +20,8 @@ loss (the members never mix):
 =================  ===============================================  =================
 loss               member :math:`s`'s loss :math:`L_s`              replaces
 =================  ===============================================  =================
-plain cross-       :math:`\frac1B \sum_b [\log \sum_i e^{o_{sbi}}   ``CrossEntropy``
-entropy (fused)    - o_{sbc}]`, gradient :math:`(q - y) / B`        ``Loss()``
+cross-entropy      :math:`\frac1B \sum_b [\log \sum_i e^{o_{sbi}}   ``CrossEntropy``
+                   - o_{sbc}]`, gradient :math:`(q - y) / B`        ``Loss()``
 ``mse``            :math:`\frac{1}{BM} \sum_{b, i} (o_{sbi} -       ``MSELoss()``
                    y_{sbi})^2`, gradient :math:`2 (o - y) / (BM)`
 ``hinge``          :math:`\frac1B \sum_b \frac{w_c}{M} \sum_{i \ne  ``MultiMargin``
@@ -33,7 +33,8 @@ any other object   ``loss.loss_and_grad(outputs[s], targets[s])``,  itself
 =================  ===============================================  =================
 
 (:math:`y` is the one-hot row of the class :math:`c`.)  The first three are
-vectorised over the members and the classes.  ``tests/test_fast_edges.py``
+vectorised over the members and the classes; the cross-entropy is the plain
+one (fused), its options go to the last row.  ``tests/test_fast_edges.py``
 pins each loss and each option to its loss object, member by member.
 """
 
