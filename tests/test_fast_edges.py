@@ -273,3 +273,17 @@ def test_the_engines_finite_check_raises_no_warning():
         _, grads = ens.loss_and_grads(np.full((2, 8, 1), 1e155), np.zeros((2, 8), int))
     assert np.isfinite(losses).all() and np.isfinite(grads.flat).all()
     assert np.abs(grads.flat).max() > 1e154  # the squares overflow
+
+
+@pytest.mark.parametrize("m", [2, 3, 5])
+def test_member_losses_write_the_gradient_into_outputs_of_any_layout(m):
+    """A strided view of outputs (every other row) gets its gradient in place."""
+    rng = np.random.default_rng(m)
+    buffer = rng.normal(size=(3, 8, m))
+    outputs, targets = buffer[:, ::2, :], rng.integers(0, m, size=(3, 4))
+    before = outputs.copy()
+    values = fast.objectives.member_losses_inplace(outputs, targets)
+    for s in range(3):
+        value, grad = sn.cross_entropy_and_grad(before[s], targets[s])
+        assert values[s] == pytest.approx(value, rel=1e-13)
+        np.testing.assert_allclose(outputs[s], grad, rtol=1e-12, atol=1e-16)

@@ -185,7 +185,7 @@ def _cross_entropy(outputs: np.ndarray, targets: np.ndarray, scratch: LossScratc
     total *= scratch.n
     z /= total  # q / B
     entries[picked] -= scratch.one_over_n  # (q - one_hot) / B
-    np.copyto(outputs.reshape(-1, m), z.T)
+    np.copyto(outputs, z.T.reshape(outputs.shape))  # a view: outputs of any layout
 
 
 def _two_class_cross_entropy(targets: np.ndarray, scratch: LossScratch,
