@@ -358,9 +358,9 @@ class MLP(mlp.MLP):
 
     def _predict_logits(self, x: Any) -> np.ndarray:
         if self._overridden():  # through the subclass's forward, the cache kept
-            kept, self._work = (self._work, self._cache,
-                                getattr(self, "_logits_shape", None),
-                                getattr(self, "_x", None)), {}
+            kept = (self._work, self._cache, getattr(self, "_logits_shape", None),
+                    getattr(self, "_x", None))
+            self._work = {}  # the prediction's own buffers, not backward's
             try:
                 return mlp.MLP._predict_logits(self, x)
             finally:
