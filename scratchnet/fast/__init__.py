@@ -2,15 +2,17 @@ r"""The engine: the chapters' mathematics, engineered for speed and pinned to th
 
 The chapters (``scratchnet.layers``, ``scratchnet.mlp``, ...) are written to be
 read; this package is written to run fast.  Every piece says which chapter
-function it replaces, and ``tests/test_fast.py`` checks that the two compute
+function it replaces, and ``tests/test_fast*.py`` check that the two compute
 the same thing:
 
 ======================  ===============================  ==========================
 engine                  replaces                         pinned by (test_fast.py)
 ======================  ===============================  ==========================
 ``fast.MLP``            ``sn.MLP``, ``sn.TwoLayerMLP``   ``test_engine_matches_*``,
-                        (flat parameters, reused         ``test_training_ends_*``
-                        buffers, fused cross-entropy)
+                        (flat parameters, reused         ``test_training_ends_*``,
+                        buffers, fused cross-entropy;    ``test_engine_subclass_*``
+                        subclasses, probability
+                        targets)
 ``fast.FlatParams``     the ``params`` dict (views of    ``test_flat_params_*``,
                         one vector, updated whole)       ``test_optim.py``
 ``kernels.*_into``      ``layers.*_forward/_backward``   ``test_kernels_match_*``
@@ -24,9 +26,15 @@ engine                  replaces                         pinned by (test_fast.py
                         memory, the same numbers)
 ``fast.train_``         ``sn.train`` per member (one     ``test_ensemble_*``,
 ``ensemble``            stacked step, finite checks)     ``test_non_finite_*``
-``objectives.member_``  ``get_loss(loss).loss_and_``     ``test_member_losses_*``
-``losses_inplace``      ``grad`` on each member's batch
-                        (mse, hinge, any loss object)
+``kernels.fused_``      the choice between the fused     ``test_the_fused_path_*``,
+``cross_entropy``       kernel and ``loss.loss_and_``    ``test_*_every_option_*``
+                        ``grad`` (one place)             (``test_fast_edges.py``)
+``objectives.member_``  ``get_loss(loss).loss_and_``     ``test_member_losses_*``,
+``losses_inplace``      ``grad`` on each member's batch  ``test_ensemble_loss_*``
+                        (cross-entropy, mse, hinge, any
+                        loss object)
+``model.loss`` and the  ``sn.MLP``'s readout through     ``test_fast_readout.py``
+predictions             its loss
 ``fast.stacked_``       ``task.sample`` per member and   ``test_stacked_stream_*``
 ``stream``              step (``stack_batches``)
 ``fast.stacked_``       ``train.epochs`` per member      ``test_stacked_epochs_*``

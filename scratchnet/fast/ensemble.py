@@ -39,6 +39,7 @@ import numpy as np
 
 from .._validation import as_float_array
 from ..mlp import init_params
+from ..objectives import get_loss
 from .kernels import (
     relu_backward_mask_into,
     relu_into,
@@ -47,7 +48,7 @@ from .kernels import (
     tanh_into,
 )
 from .mlp import MLP, FlatParams, Layout
-from .objectives import _resolve, member_losses_inplace
+from .objectives import LossScratch, member_losses_inplace
 
 __all__ = ["Ensemble", "StackedParams"]
 
@@ -147,19 +148,7 @@ class _Work:
         self.inputs_T = [a.transpose(0, 2, 1) for a in (self.x, *self.hidden)]
         self.da = [d[..., :-1] for d in self.dhidden]
         self.dz = [d[..., :-1] for d in self.dpre]
-        m = sizes[-1]  # the cross-entropy's scratch, one row per (member, sample)
-        self.row_max = np.empty((members * n, 1), dtype)
-        self.total = np.empty((members * n, 1), dtype)
-        self.first = np.arange(members * n) * m  # flat index of each row's logit 0
-        self.picked = np.empty(members * n, np.intp)  # flat index of the target's
-        self.n = np.asarray(n, dtype)  # 0-d arrays: faster operands than floats
-        self.one_over_n = np.asarray(1.0 / n, dtype)
-        self.zero = np.zeros((), dtype)
-        self.one, self.minus_two = np.ones((), dtype), np.asarray(-2, dtype)  # 0-d
-        self.n_losses = np.asarray(n, np.float64)  # the losses' dtype
-        self.sign, self.u, self.softplus = (np.empty((members, n), dtype)
-                                            for _ in range(3))  # two classes
-        self.f0, self.f1 = self.logits[..., 0], self.logits[..., 1 % m]
+        self.scratch = LossScratch(self.logits)  # the fused loss's work arrays
         self.grads: Any = None  # the last gradient vector and its block views
         self.grad_blocks: List[np.ndarray] = []
 
@@ -183,6 +172,12 @@ class Ensemble:
     activation : {"relu", "tanh"}, default "relu"
     dtype : {np.float64, np.float32}, default np.float64
     init : {"xavier", "he", "torch"}, default "xavier"
+    loss : str or Loss, optional
+        The loss the members are trained with, as for :class:`scratchnet.MLP`:
+        the default of :meth:`loss_and_grads` and the readout of the
+        predictions (None: the cross-entropy, or the binary cross-entropy
+        for one output).  :func:`scratchnet.fast.train_ensemble` given a
+        ``loss=`` sets it.
 
     Attributes
     ----------
@@ -192,6 +187,8 @@ class Ensemble:
         in one call.
     members : int
         S.
+    loss : Loss
+        Turns each member's outputs into probabilities.
 
     Examples
     --------
@@ -205,15 +202,17 @@ class Ensemble:
 
     def __init__(self, sizes: Sequence[int], rngs: Sequence[Any], *,
                  activation: str = "relu", dtype: Any = np.float64,
-                 init: str = "xavier") -> None:
+                 init: str = "xavier", loss: Any = None) -> None:
         if isinstance(rngs, (str, bytes)) or not hasattr(rngs, "__len__") or not rngs:
             raise TypeError("rngs must be a non-empty sequence of seeds or Generators, "
                             f"one per member; got {rngs!r}")
-        first = MLP(sizes, rng=rngs[0], activation=activation, dtype=dtype, init=init)
+        first = MLP(sizes, rng=rngs[0], activation=activation, dtype=dtype, init=init,
+                    loss=loss)
         members = [first.params.flat] + [np.concatenate([p.ravel() for p in init_params(
             sizes, activation=activation, init=init, rng=rng, dtype=dtype).values()])
             for rng in rngs[1:]]
         self.sizes, self.dtype, self.activation = first.sizes, first.dtype, activation
+        self.init, self.loss = init, first.loss
         self.members = len(rngs)
         self.layout: Layout = tuple((name, (self.members, *shape))
                                     for name, shape in first.layout)
@@ -225,8 +224,10 @@ class Ensemble:
         self._kept: Any = None  # the _Work of the last forward pass kept for backward
 
     def __repr__(self) -> str:
+        default = type(get_loss(None, outputs=self.sizes[-1]))
+        loss = "" if type(self.loss) is default else f", loss={self.loss!r}"
         return (f"fast.Ensemble({list(self.sizes)}, members={self.members}, "
-                f"activation={self.activation!r})")
+                f"activation={self.activation!r}{loss})")
 
     def _inputs(self, x: Any, name: str = "x") -> np.ndarray:
         x = as_float_array(x, name, allow_inf=False).astype(self.dtype, copy=False)
@@ -295,11 +296,13 @@ class Ensemble:
             raise ValueError(f"x must hold one batch per member, shape ({self.members},"
                              f" B, {self.sizes[0]}); got shape {x.shape}")
         t = np.asarray(targets)
-        m = self.sizes[-1]
+        m = max(self.sizes[-1], 2)  # one output: the classes 0 and 1
         if t.shape != x.shape[:2] or t.dtype.kind not in "iu" or (
                 t.size and (t.min() < 0 or t.max() >= m)):
             raise ValueError(f"targets must be class indices in [0, {m}) of shape "
-                             f"{x.shape[:2]}; got shape {t.shape}, dtype {t.dtype}")
+                             f"{x.shape[:2]} (the ensemble takes no probability "
+                             f"targets and no ignored index: train fast.MLP for "
+                             f"those); got shape {t.shape}, dtype {t.dtype}")
         return x, t
 
     def _loss_and_grads_into(self, x: np.ndarray, t: np.ndarray, loss: Any,
@@ -308,12 +311,7 @@ class Ensemble:
         (a checked batch)."""
         work = self._buffers(x.shape[1])
         logits = self._forward(x, work)
-        if loss is not None:  # mse, hinge, any loss object: every member at once
-            losses[...] = member_losses_inplace(logits, t, loss)
-        elif logits.shape[-1] == 2:
-            _two_class_cross_entropy_and_grad_inplace(logits, t, work, losses)
-        else:
-            losses[...] = _cross_entropy_and_grad_inplace(logits, t, work)
+        member_losses_inplace(logits, t, loss, scratch=work.scratch, out=losses)
         self._backward_into(logits, grads)  # the logits are now dL/dlogits
 
     def loss_and_grads(self, x: Any, targets: Any, *, loss: Any = None
@@ -326,9 +324,9 @@ class Ensemble:
             Member ``s``'s batch is ``x[s]``.
         targets : array_like of int, shape (S, B)
         loss : str or Loss, optional
-            ``"cross_entropy"`` (the default, fused), ``"mse"`` (squared
-            error on one-hot targets), ``"hinge"``, or a loss object: member
-            ``s``'s loss is that of ``loss`` on its own batch
+            Default ``self.loss``.  ``"cross_entropy"`` (fused), ``"mse"``
+            (squared error on one-hot targets), ``"hinge"``, or a loss
+            object: member ``s``'s loss is that of ``loss`` on its own batch
             (:func:`scratchnet.fast.objectives.member_losses_inplace`).
 
         Returns
@@ -348,7 +346,8 @@ class Ensemble:
         x, t = self._check_batch(x, targets)
         grads = StackedParams(np.empty_like(self.params.flat), self.layout)
         losses = np.empty(self.members)
-        self._loss_and_grads_into(x, t, _resolve(loss), grads.flat, losses)
+        loss = self.loss if loss is None else get_loss(loss, outputs=self.sizes[-1])
+        self._loss_and_grads_into(x, t, loss, grads.flat, losses)
         return losses, grads
 
     def forward(self, x: Any) -> np.ndarray:
@@ -384,7 +383,9 @@ class Ensemble:
 
         Returns
         -------
-        ndarray, shape (S, N, M), or (N, M) for one member
+        ndarray, shape (S, N, K), or (N, K) for one member
+            ``self.loss.predict_log_proba`` of each member's outputs (K = M,
+            or 2 for one output): ``log_softmax`` for the cross-entropy.
 
         Examples
         --------
@@ -392,17 +393,22 @@ class Ensemble:
         >>> sn.fast.Ensemble([1, 4, 3], rngs=[0, 1]).predict_log_proba([0.0]).shape
         (2, 1, 3)
         """
+        return self._readout(x, member, self.loss.predict_log_proba)
+
+    def _readout(self, x: Any, member: int | None, readout: Any) -> np.ndarray:
+        """``readout`` of every member's outputs (or one member's) on shared x."""
         x = self._inputs(x)
         if x.ndim != 2:
             raise ValueError(f"x must have shape (N, {self.sizes[0]}); got {x.shape}")
         if member is not None:
-            return self.member(member).predict_log_proba(x)
+            net = self.member(member)
+            return readout(net.forward(x))
         logits = self._forward(x, None)
-        shifted = logits - logits.max(axis=-1, keepdims=True)
-        return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+        members, n, m = logits.shape  # the readouts work row by row
+        return readout(logits.reshape(members * n, m)).reshape(members, n, -1)
 
     def predict_proba(self, x: Any, member: int | None = None) -> np.ndarray:
-        """``exp(predict_log_proba(x, member))``.
+        """Posteriors of every member (or one): ``self.loss.predict_proba``.
 
         Parameters
         ----------
@@ -411,7 +417,7 @@ class Ensemble:
 
         Returns
         -------
-        ndarray, shape (S, N, M), or (N, M) for one member
+        ndarray, shape (S, N, K), or (N, K) for one member
 
         Examples
         --------
@@ -420,10 +426,11 @@ class Ensemble:
         >>> p.shape, bool(np.allclose(p.sum(axis=-1), 1))
         ((2, 2, 2), True)
         """
-        return np.exp(self.predict_log_proba(x, member))
+        return self._readout(x, member, self.loss.predict_proba)
 
     def member(self, s: int) -> MLP:
-        """Member ``s`` as a network of its own (a copy of its parameters).
+        """Member ``s`` as a network of its own (a copy of its parameters), with
+        the ensemble's ``init``, ``activation``, ``dtype`` and ``loss``.
 
         Parameters
         ----------
@@ -441,60 +448,8 @@ class Ensemble:
         """
         if not 0 <= s < self.members:
             raise IndexError(f"member must be in [0, {self.members}); got {s}")
-        net = MLP(self.sizes, activation=self.activation, dtype=self.dtype)
+        net = MLP(self.sizes, activation=self.activation, dtype=self.dtype,
+                  init=self.init, loss=self.loss, rng=0)
         net.params.flat[...] = self.params.flat.reshape(self.members, -1)[s]
         return net
 
-
-def _cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
-                                    work: _Work) -> np.ndarray:
-    """``kernels.cross_entropy_and_grad_inplace`` per member, into ``work``'s
-    scratch: (S, B, M) logits become dL/dlogits; returns the S mean losses.
-
-    The row maxima and sums run over the M columns, one array operation per
-    class: a reduction along a short last axis costs a loop step per row."""
-    members, n, m = logits.shape
-    flat, entries = logits.reshape(-1, m), logits.reshape(-1)
-    row_max, total = work.row_max[:, 0], work.total[:, 0]
-    np.maximum(flat[:, 0], flat[:, 1 % m], out=row_max)
-    for j in range(2, m):
-        np.maximum(row_max, flat[:, j], out=row_max)
-    flat -= work.row_max  # largest logit 0
-    np.add(work.first, targets.reshape(-1), out=work.picked)
-    picked = entries[work.picked].reshape(members, n)  # f_{n, c_n} - max_n
-    np.exp(flat, out=flat)
-    np.copyto(total, flat[:, 0])
-    for j in range(1, m):
-        total += flat[:, j]  # in [1, M]
-    losses = (np.log(total).reshape(members, n).sum(axis=1) - picked.sum(axis=1)) / n
-    total *= work.n
-    flat /= work.total  # q / B
-    entries[work.picked] -= work.one_over_n  # (q - one_hot) / B
-    return losses.astype(np.float64)
-
-
-def _two_class_cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
-                                              work: _Work, losses: np.ndarray) -> None:
-    r"""The same for two classes, in fewer array operations; the S mean
-    losses into ``losses``.
-
-    With :math:`u = f_{\bar c} - f_c` (the other class's logit minus the
-    target's), the loss of a sample is :math:`\log(1 + e^u)`
-    (``np.logaddexp(0, u)``) and its derivative in :math:`u` is
-    :math:`\sigma(u) = e^{u - \log(1 + e^u)}`; :math:`u = s (f_1 - f_0)`
-    with :math:`s = 1 - 2c`, so :math:`\partial L / \partial f_1 =
-    s\,\sigma(u) / B = -\partial L / \partial f_0`."""
-    sign, u, softplus = work.sign, work.u, work.softplus
-    np.copyto(sign, targets, casting="unsafe")
-    np.multiply(sign, work.minus_two, out=sign)
-    np.add(sign, work.one, out=sign)  # s = 1 - 2c
-    np.subtract(work.f1, work.f0, out=u)
-    u *= sign  # u = f_other - f_target
-    np.logaddexp(work.zero, u, out=softplus)
-    np.add.reduce(softplus, axis=1, out=losses)
-    np.divide(losses, work.n_losses, out=losses)
-    u -= softplus
-    np.exp(u, out=u)  # sigma(u)
-    u *= sign
-    np.multiply(u, work.one_over_n, out=work.f1)
-    np.negative(work.f1, out=work.f0)

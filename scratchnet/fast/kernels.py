@@ -17,6 +17,8 @@ kernel                                 replaces
 ``tanh_into``, ``tanh_backward_into``  ``layers.tanh_forward`` / ``tanh_backward``
 ``cross_entropy_and_grad_inplace``     ``losses.cross_entropy_and_grad`` (mean,
                                        class indices)
+``fused_cross_entropy``                the engine's one decision: which loss the
+                                       fused kernels compute exactly
 ``log_softmax``                        ``softmax.log_softmax`` (cache-blocked)
 =====================================  ===========================================
 """
@@ -29,9 +31,11 @@ import numpy as np
 
 from .._shift import check_some_finite, row_max, top_and_rest
 from .._validation import as_float_array, normalize_axis
+from ..objectives import CrossEntropyLoss
 
 __all__ = [
     "cross_entropy_and_grad_inplace",
+    "fused_cross_entropy",
     "linear_backward_into",
     "linear_into",
     "log_softmax",
@@ -333,6 +337,51 @@ def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
     logits /= total  # q / N
     logits[rows, targets] -= 1.0 / n  # (q - one_hot) / N
     return float(loss)
+
+
+def fused_cross_entropy(loss: Any, outputs: int) -> bool:
+    r"""Whether the engine's fused kernel computes ``loss`` exactly, on class indices.
+
+    The fused kernels (:func:`cross_entropy_and_grad_inplace` for one
+    network, :func:`scratchnet.fast.objectives.member_losses_inplace` for
+    an ensemble) compute the mean
+    cross-entropy :math:`\frac1N \sum_n [\operatorname{logsumexp}(f_n) -
+    f_{n, c_n}]` on class indices :math:`c_n \in [0, M)`, nothing more.  That
+    is the loss exactly when it is a :class:`~scratchnet.objectives.CrossEntropyLoss`
+    (the class itself: a subclass may compute something else) without class
+    weights or label smoothing, whose ``ignore_index`` no class index can
+    equal.  Every other loss goes through its own ``loss_and_grad``.
+
+    Parameters
+    ----------
+    loss : str or Loss or None
+        As models take it (None: the cross-entropy).
+    outputs : int
+        M, the number of outputs; one output is never fused (its default
+        loss is the binary cross-entropy).
+
+    Returns
+    -------
+    bool
+        The caller fuses only for class-index targets in ``[0, M)``.
+
+    Examples
+    --------
+    >>> from scratchnet import fast
+    >>> from scratchnet.objectives import CrossEntropyLoss
+    >>> fast.kernels.fused_cross_entropy(None, 3)
+    True
+    >>> fast.kernels.fused_cross_entropy(CrossEntropyLoss(ignore_index=1), 3)
+    False
+    >>> fast.kernels.fused_cross_entropy(CrossEntropyLoss(label_smoothing=0.1), 3)
+    False
+    """
+    if outputs < 2:
+        return False
+    if loss is None or (isinstance(loss, str) and loss == "cross_entropy"):
+        return True
+    return (type(loss) is CrossEntropyLoss and loss.weight is None
+            and loss.label_smoothing == 0.0 and not 0 <= loss.ignore_index < outputs)
 
 
 def _log_softmax_rows(x: np.ndarray, m: np.ndarray, out: np.ndarray, *, axis: int,

@@ -14,8 +14,14 @@ engineered for small, fast steps:
   (the cache of backward) and the backward pass's intermediate arrays are
   allocated once per batch size and reused (the kernels of
   :mod:`scratchnet.fast.kernels` write into them).
-* **Fused loss.**  With the default cross-entropy, ``loss_and_grads`` turns
-  the logits into their gradient in place (one softmax).
+* **Fused loss.**  With the plain cross-entropy on class indices
+  (:func:`scratchnet.fast.kernels.fused_cross_entropy` decides),
+  ``loss_and_grads`` turns the logits into their gradient in place (one
+  softmax); every other loss, option or target goes through the loss
+  object, as in the chapter.
+* **A drop-in.**  A subclass that overrides ``forward`` or ``backward`` is
+  run through them, as :class:`scratchnet.MLP` runs it (its predictions and
+  ``loss_and_grads`` call the overrides).
 * **Predictions in blocks.**  ``predict_proba`` and ``predict_log_proba``
   on many inputs run the layers on ``PREDICT_ROWS`` rows at a time, so
   that a block's activations stay in the core's cache from one layer to the
@@ -39,9 +45,10 @@ import numpy as np
 
 from .. import mlp
 from .._validation import as_class_indices
-from ..objectives import CrossEntropyLoss, get_loss
+from ..objectives import get_loss
 from .kernels import (
     cross_entropy_and_grad_inplace,
+    fused_cross_entropy,
     linear_backward_into,
     linear_into,
     relu_backward_into,
@@ -180,8 +187,10 @@ class MLP(mlp.MLP):
     rng : numpy.random.Generator or int or None, optional
     dtype : {np.float64, np.float32}, default np.float64
     init : {"xavier", "he", "torch"}, default "xavier"
+    loss : str or Loss, optional
         All as :class:`scratchnet.MLP`; the same ``rng`` gives the same
-        initial parameters.
+        initial parameters, ``loss`` is kept as ``self.loss`` (the default
+        of ``loss_and_grads`` and the readout of the predictions).
 
     Attributes
     ----------
@@ -201,8 +210,9 @@ class MLP(mlp.MLP):
 
     def __init__(self, sizes: Sequence[int], *, activation: str = "relu",
                  rng: Any = None, dtype: Any = np.float64,
-                 init: str = "xavier") -> None:
-        super().__init__(sizes, activation=activation, rng=rng, dtype=dtype, init=init)
+                 init: str = "xavier", loss: Any = None) -> None:
+        super().__init__(sizes, activation=activation, rng=rng, dtype=dtype, init=init,
+                         loss=loss)
         arrays = self.params
         self.layout: Layout = tuple((name, p.shape) for name, p in arrays.items())
         self.params = FlatParams(np.concatenate([p.ravel() for p in arrays.values()]),
@@ -303,7 +313,11 @@ class MLP(mlp.MLP):
         ----------
         x : array_like, shape (N, d_0) (or (N,) when d_0 = 1)
         targets : array_like
+            Class indices (N,), or for the cross-entropy distributions (N, M).
         loss : str or Loss, optional
+            Default ``self.loss``.  Fused when
+            :func:`scratchnet.fast.kernels.fused_cross_entropy` says so and
+            the targets are class indices; else ``loss.loss_and_grad``.
 
         Returns
         -------
@@ -318,26 +332,39 @@ class MLP(mlp.MLP):
         >>> sorted(grads), grads.flat.shape
         (['W1', 'W2', 'b1', 'b2'], (34,))
         """
-        plain = _plain_cross_entropy(loss)
-        loss = get_loss(loss, outputs=self.sizes[-1])
+        loss = self.loss if loss is None else get_loss(loss, outputs=self.sizes[-1])
+        if self._overridden():  # the subclass's own forward and backward
+            return mlp.MLP.loss_and_grads(self, x, targets, loss=loss)
         x = self._check_x(x)
         work = self._buffers(len(x))
         logits = self._forward(x, work)
         t = np.asarray(targets)
-        if plain and t.shape != (len(x),):
+        if not (fused_cross_entropy(loss, logits.shape[1]) and t.ndim == 1 and t.size
+                and np.issubdtype(t.dtype, np.integer) and t.min() >= 0):
+            value, dlogits = loss.loss_and_grad(logits, targets)  # the chapter's
+            return float(value), self._backward(self._check_dlogits(dlogits))
+        if t.shape != (len(x),):
             raise ValueError(f"targets must hold one class index per row of x, shape "
                              f"({len(x)},); got shape {t.shape}")
-        # the fused kernel: plain cross-entropy on class indices, none ignored
-        if not (plain and t.size and np.issubdtype(t.dtype, np.integer)
-                and t.min() >= 0):
-            value, dlogits = loss.loss_and_grad(logits, targets)
-            return float(value), self._backward(self._check_dlogits(dlogits))
         t = as_class_indices(t, logits.shape[1])
         # the logits become dL/dlogits, in place
         value = cross_entropy_and_grad_inplace(logits, t, work.rows)
         return value, self._backward(logits)
 
+    def _overridden(self) -> bool:
+        """Whether a subclass overrides ``forward`` or ``backward``."""
+        cls = type(self)
+        return cls.forward is not MLP.forward or cls.backward is not MLP.backward
+
     def _predict_logits(self, x: Any) -> np.ndarray:
+        if self._overridden():  # through the subclass's forward, the cache kept
+            kept = (self._work, self._cache, getattr(self, "_logits_shape", None),
+                    getattr(self, "_x", None))
+            self._work = {}  # the prediction's own buffers, not backward's
+            try:
+                return mlp.MLP._predict_logits(self, x)
+            finally:
+                self._work, self._cache, self._logits_shape, self._x = kept
         x = self._check_x(x)
         if len(x) <= PREDICT_ROWS:
             return self._forward(x, None)
@@ -353,10 +380,3 @@ def _out(buffer: Any, n: int, W: np.ndarray, dtype: Any) -> np.ndarray:
     """``buffer``, or a new (n, outputs) array when there is none."""
     return np.empty((n, W.shape[1]), dtype) if buffer is None else buffer
 
-
-def _plain_cross_entropy(loss: Any) -> bool:
-    """Mean cross-entropy on class indices, without weights or smoothing?"""
-    if loss is None or loss == "cross_entropy":
-        return True
-    return (type(loss) is CrossEntropyLoss and loss.weight is None
-            and loss.label_smoothing == 0.0)

@@ -93,7 +93,7 @@ class StackedBatches:
         -------
         bool
             The same members, input features and dtype, and classes in
-            ``[0, M)``.
+            ``[0, M)`` (``[0, 2)`` for one output).
 
         Examples
         --------
@@ -107,7 +107,8 @@ class StackedBatches:
         """
         return (self.members == ensemble.members and self.features == ensemble.sizes[0]
                 and self.dtype == np.dtype(ensemble.dtype)
-                and 0 <= self.classes[0] and self.classes[1] < ensemble.sizes[-1])
+                and 0 <= self.classes[0]
+                and self.classes[1] < max(ensemble.sizes[-1], 2))  # one output: 0, 1
 
 
 def _one_dimensional(task: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

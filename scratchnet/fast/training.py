@@ -18,9 +18,9 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .._validation import check_positive_int
+from ..objectives import get_loss
 from ..optim import Optimizer
 from .ensemble import Ensemble, StackedParams
-from .objectives import _resolve
 from .streams import StackedBatches
 
 __all__ = ["check_finite_gradients", "train_ensemble"]
@@ -59,13 +59,26 @@ def check_finite_gradients(grads: StackedParams, step: int) -> None:
     ...
     FloatingPointError: the gradient of b2 is not finite at step 7 (member 1: 1 ...
     """
-    with np.errstate(over="ignore", invalid="ignore"):
-        _check_finite(grads, step)
+    _check_finite(grads, step)
+
+
+def _finite(vector: np.ndarray) -> bool:
+    r"""Whether every entry of ``vector`` is finite, in one dot product.
+
+    :math:`v \cdot v` is finite exactly when every entry is, unless the
+    squares overflow (entries beyond :math:`10^{154}` in float64,
+    :math:`10^{19}` in float32), which sends the caller to the entries, one
+    by one.  ``np.vdot`` (BLAS) raises no floating-point warnings, so this
+    check, the engine's own, warns of nothing and costs no ``np.errstate``
+    at every step; the model's operations keep theirs
+    (``tests/test_fast_edges.py::test_the_engines_finite_check_raises_no_warning``).
+    """
+    return math.isfinite(np.vdot(vector, vector))
 
 
 def _check_finite(grads: StackedParams, step: int) -> None:
-    """:func:`check_finite_gradients` inside the caller's ``np.errstate``."""
-    if math.isfinite(np.dot(grads.flat, grads.flat)):
+    """:func:`check_finite_gradients` (it checks the entries without warnings)."""
+    if _finite(grads.flat):
         return
     for name, g in grads.items():
         bad = ~np.isfinite(g.reshape(len(g), -1))
@@ -103,7 +116,9 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
     progress : bool, default False
         A progress line on stderr.
     loss : str or Loss, optional
-        As in :meth:`Ensemble.loss_and_grads` (default: the cross-entropy).
+        As in :meth:`Ensemble.loss_and_grads`; when given, recorded as
+        ``ensemble.loss`` (its predictions then read the outputs through
+        it); default ``ensemble.loss``.
 
     Returns
     -------
@@ -144,7 +159,9 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
     """
     steps = check_positive_int(steps, "steps")
     snaps = set(snapshot_steps)
-    loss = _resolve(loss)  # once, not at every step
+    if loss is not None:  # the ensemble reads its outputs through its loss
+        ensemble.loss = get_loss(loss, outputs=ensemble.sizes[-1])
+    loss = ensemble.loss
     losses = np.empty((steps, ensemble.members))
     grads = StackedParams(np.empty_like(ensemble.params.flat), ensemble.layout)
     vector = grads.flat
@@ -153,30 +170,29 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
     ours = isinstance(optimizer, Optimizer)  # takes check_finite (checked here)
     start = last = time.perf_counter()
     done = 0  # steps whose losses are known to be finite
-    with np.errstate(all="ignore"):
-        for step in range(1, steps + 1):
-            if lr is not None:
-                optimizer.lr = lr(step - 1)
-            x, c = next(batches)
-            if not checked:
-                x, c = ensemble._check_batch(x, c)
-            ensemble._loss_and_grads_into(x, c, loss, vector, losses[step - 1])
-            if not math.isfinite(np.dot(vector, vector)):  # before the update it
-                _check_finite(grads, step)                  # would spoil
-            if ours:
-                optimizer.step(grads, check_finite=False)
-            else:
-                optimizer.step(grads)
-            if step in snaps or step - done >= _LOSS_CHECK_EVERY or step == steps:
-                done = _check_losses(losses, done, step)
-                if step in snaps and on_snapshot is not None:
-                    on_snapshot(step, ensemble)
-            if progress and time.perf_counter() - last > 0.2:
-                last = time.perf_counter()
-                rate = step / (last - start)
-                print(f"\rstep {step:,}/{steps:,}  {ensemble.members} members  "
-                      f"{rate:,.0f} steps/s  {(steps - step) / rate:.0f} s left",
-                      end="", file=sys.stderr, flush=True)
+    for step in range(1, steps + 1):  # the model's own warnings are the user's
+        if lr is not None:
+            optimizer.lr = lr(step - 1)
+        x, c = next(batches)
+        if not checked:
+            x, c = ensemble._check_batch(x, c)
+        ensemble._loss_and_grads_into(x, c, loss, vector, losses[step - 1])
+        if not _finite(vector):  # before the update it would spoil
+            _check_finite(grads, step)
+        if ours:
+            optimizer.step(grads, check_finite=False)
+        else:
+            optimizer.step(grads)
+        if step in snaps or step - done >= _LOSS_CHECK_EVERY or step == steps:
+            done = _check_losses(losses, done, step)
+            if step in snaps and on_snapshot is not None:
+                on_snapshot(step, ensemble)
+        if progress and time.perf_counter() - last > 0.2:
+            last = time.perf_counter()
+            rate = step / (last - start)
+            print(f"\rstep {step:,}/{steps:,}  {ensemble.members} members  "
+                  f"{rate:,.0f} steps/s  {(steps - step) / rate:.0f} s left",
+                  end="", file=sys.stderr, flush=True)
     if progress:
         elapsed = time.perf_counter() - start
         print(f"\rstep {steps:,}/{steps:,}  {elapsed:.1f} s" + " " * 30,
