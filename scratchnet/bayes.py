@@ -6,13 +6,15 @@ terms:
 
 .. math::
 
+    \begin{aligned}
     \underbrace{\mathbb{E}_{(x, c) \sim P}\big[-\log q(c \mid x)\big]}_{
         \text{population loss}}
-    = \underbrace{\mathbb{E}_{x}\, H\big(P(C \mid x)\big)}_{H(C \mid X)
+    &= \underbrace{\mathbb{E}_{x}\, H\big(P(C \mid x)\big)}_{H(C \mid X)
         \text{ (Bayes loss)}}
     + \underbrace{\mathbb{E}_{x}\,
-        \mathrm{KL}\big(P(C \mid x) \,\|\, q(C \mid x)\big)}_{\text{expected KL}}
-    \;\ge\; H(C \mid X) .
+        \mathrm{KL}\big(P(C \mid x) \,\|\, q(C \mid x)\big)}_{\text{expected KL}} \\
+    &\ge H(C \mid X) .
+    \end{aligned}
 
 (Write :math:`-\log q = -\log P(c \mid x) + \log\frac{P(c \mid x)}{q(c \mid x)}`
 and average over :math:`c \sim P(C \mid x)`.)  The KL term is never negative
@@ -201,8 +203,10 @@ class BayesFloor:
         -----
         .. math::
 
-            H(C \mid X) = -\int \sum_c P(x, c) \log P(c \mid x)\, dx
-            \approx -\sum_k W_k \sum_c P(c \mid x_k) \log P(c \mid x_k),
+            \begin{aligned}
+            H(C \mid X) &= -\int \sum_c P(x, c) \log P(c \mid x)\, dx \\
+            &\approx -\sum_k W_k \sum_c P(c \mid x_k) \log P(c \mid x_k),
+            \end{aligned}
 
         with :math:`0 \log 0 = 0`.  It equals :math:`H(C)` (the prior's
         entropy) when all classes coincide and tends to 0 as they separate.

@@ -245,9 +245,12 @@ class GaussianClasses(BayesFloor):
 
         .. math::
 
-            \log P(c \mid x) = \log P(x, c) - \log P(x)
-            = \Delta_c - \log\big(1 + \textstyle\sum_{j \ne r} e^{\Delta_j}\big),
-            \qquad \Delta_c = \log P(x, c) - \log P(x, r) \le 0 .
+            \begin{aligned}
+            \log P(c \mid x) &= \log P(x, c) - \log P(x) \\
+            &= \Delta_c - \log\big(1 + \textstyle\sum_{j \ne r} e^{\Delta_j}\big),
+            \\
+            \Delta_c &= \log P(x, c) - \log P(x, r) \le 0 .
+            \end{aligned}
 
         Each :math:`\Delta_c`, a difference of two squared distances, is
         factored into two terms linear in :math:`x` (exact to rounding even at
@@ -464,12 +467,14 @@ def two_gaussian_posterior(
 
     .. math::
 
-        P(c_1 \mid x) = \frac{1}{1 + \frac{\sigma_1}{\sigma_2}
+        \begin{aligned}
+        P(c_1 \mid x) &= \frac{1}{1 + \frac{\sigma_1}{\sigma_2}
             \frac{P(c_2)}{P(c_1)} \exp\Big(\frac{\sigma_2^2 (x - \mu_1)^2
             - \sigma_1^2 (x - \mu_2)^2}{2 \sigma_1^2 \sigma_2^2}\Big)}
-        = \sigma(-r), \quad
-        r = \log\frac{\sigma_1 P(c_2)}{\sigma_2 P(c_1)}
+        = \sigma(-r), \\
+        r &= \log\frac{\sigma_1 P(c_2)}{\sigma_2 P(c_1)}
             + \tfrac12 (z_1 - z_2)(z_1 + z_2) .
+        \end{aligned}
 
     (A version in circulation drops the exponential and swaps the squares:
     it is not a probability.)  The factors :math:`z_1 \pm z_2` are linear in

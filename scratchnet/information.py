@@ -4,9 +4,11 @@ For two distributions :math:`p` and :math:`q` over the same :math:`M` outcomes,
 
 .. math::
 
-    H(p) = -\sum_i p_i \log p_i, \qquad
-    H(p, q) = -\sum_i p_i \log q_i, \qquad
-    \mathrm{KL}(p \,\|\, q) = \sum_i p_i \log \frac{p_i}{q_i} = H(p, q) - H(p).
+    \begin{aligned}
+    H(p) &= -\sum_i p_i \log p_i, \qquad
+    H(p, q) = -\sum_i p_i \log q_i, \\
+    \mathrm{KL}(p \,\|\, q) &= \sum_i p_i \log \frac{p_i}{q_i} = H(p, q) - H(p).
+    \end{aligned}
 
 With the natural log the unit is the *nat*, with :math:`\log_2` the *bit*;
 the next chapter, :mod:`scratchnet.units`, converts between them and reads
@@ -24,10 +26,12 @@ inputs splits it into a model term and a constant,
 
 .. math::
 
+    \begin{aligned}
     \mathbb{E}_{x}\, \mathrm{KL}\big(P(C \mid x) \,\|\, q(C \mid x)\big)
-    = \underbrace{\mathbb{E}_{x}\Big[-\sum_i P(i \mid x) \log q(i \mid x)\Big]}
-        _{= \ \mathbb{E}_{(x, c)}[-\log q(c \mid x)]}
-    \; - \; \underbrace{\mathbb{E}_{x}\, H(P(C \mid x))}_{= \ H(C \mid X)} .
+    &= \underbrace{\mathbb{E}_{x}\Big[-\sum_i P(i \mid x) \log q(i \mid x)\Big]}
+        _{= \ \mathbb{E}_{(x, c)}[-\log q(c \mid x)]} \\
+    &\quad - \underbrace{\mathbb{E}_{x}\, H(P(C \mid x))}_{= \ H(C \mid X)} .
+    \end{aligned}
 
 The first term is the population cross-entropy loss: sampling the label
 :math:`c` replaces the unknown weights :math:`P(i \mid x)`, so the training

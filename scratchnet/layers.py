@@ -176,9 +176,9 @@ def linear_backward(dout: Any, cache: tuple
     .. math::
 
         \frac{\partial L}{\partial W_{ik}} = \sum_n x_{ni}\, \text{dout}_{nk},
-        \qquad
+        \quad
         \frac{\partial L}{\partial x_{ni}} = \sum_k \text{dout}_{nk}\, W_{ik},
-        \qquad
+        \quad
         \frac{\partial L}{\partial b_k} = \sum_n \text{dout}_{nk} .
 
     The bias gradient sums over the batch because the same :math:`b` is

@@ -185,3 +185,11 @@ def test_engine_subclass_overrides_are_honoured_as_by_the_chapter(backward):
     eng_grads, ref_grads = engine.backward(d), ref.backward(d)
     for k in ref_grads:
         np.testing.assert_allclose(eng_grads[k], ref_grads[k], rtol=1e-12, atol=1e-15)
+
+
+def test_the_engines_adam_refuses_an_update_before_any_step_as_the_chapter():
+    """t = 0 would divide by the bias corrections 1 - beta**0 = 0."""
+    for cls in (sn.Adam, sn.fast.Adam):
+        opt = cls({"w": np.zeros(3)})
+        with pytest.raises(RuntimeError, match=r"needs the step count t = steps >= 1"):
+            opt.update(np.zeros(3), np.ones(3), opt.init_state(np.zeros(3)))

@@ -237,19 +237,6 @@ const timer = setInterval(function () {
 """
 
 
-# Pages whose wide equations live in files the docs do not own: the docstrings
-# of these modules and docs/experiments.md.  Remove a page from this list when
-# its equations have been broken into lines (``\begin{aligned}``); the test then
-# holds it to the rule like every other page.
-WIDE_ELSEWHERE = {
-    "api/bayes.html": "scratchnet/bayes.py",
-    "api/gaussian.html": "scratchnet/gaussian.py",
-    "api/information.html": "scratchnet/information.py",
-    "api/layers.html": "scratchnet/layers.py",
-    "experiments.html": "docs/experiments.md",
-}
-
-
 @pytest.mark.skipif(BROWSER is None, reason="needs Chromium (apt-get install chromium)")
 def test_display_equations_fit_the_page_at_1280px(site, tmp_path):
     """No display equation of any page is wider than its column in a 1280 px window.
@@ -269,9 +256,8 @@ def test_display_equations_fit_the_page_at_1280px(site, tmp_path):
         and 'div class="math notranslate nohighlight"' in p.read_text(encoding="utf-8")
     )
     assert "derivation.html" in with_math and len(with_math) >= 10, with_math
-    # The pages of PAGES are checked by test_page_renders_offline; those of
-    # WIDE_ELSEWHERE are known to fail until their owners break the equations.
-    skip = set(PAGES.values()) | set(WIDE_ELSEWHERE)
+    # The pages of PAGES are checked by test_page_renders_offline.
+    skip = set(PAGES.values())
     pages = [page for page in with_math if page not in skip]
     (html_dir / "__equations__.html").write_text(
         EQUATIONS_PAGE % json.dumps(pages), encoding="utf-8"

@@ -66,7 +66,7 @@ class Adam(optim.Adam):
         array([0.9])
         """
         beta1, beta2 = self.betas
-        t = self.steps
+        t = self.step_number()
         if self.weight_decay:
             grad = grad + self.weight_decay * param
         m, v = state["exp_avg"], state["exp_avg_sq"]
