@@ -47,6 +47,7 @@ CHAPTERS = [
     "plotting.calibration",
     "plotting.training",
     "plotting.objectives",
+    "plotting.digits",
     "plotting",
     "experiments.recipes",
     "experiments.pool",
@@ -55,8 +56,10 @@ CHAPTERS = [
     "experiments.grids",
     "experiments.sweeps",
     "experiments.phase",
+    "experiments.digits",
     "experiments",
     "experiments.cli",
+    "experiments.digits_report",
     "__main__",
 ]
 
