@@ -61,7 +61,7 @@ class DigitsSettings:
     dim : int
         PCA dimensions of the fitted generative model.
     shrinkage : float or None
-        Its covariance shrinkage; None: the best of :data:`SHRINKAGES` on the
+        Its covariance shrinkage; None: the best of ``SHRINKAGES`` on the
         validation split's NLL.
     hidden : int
         Width of the networks' two hidden layers (ReLU).
@@ -152,7 +152,7 @@ def fit_generative(digits: Splits, dim: int, shrinkage: Optional[float] = None
         From :func:`scratchnet.datasets.load_digits`.
     dim : int
     shrinkage : float, optional
-        None: the candidate of :data:`SHRINKAGES` with the lowest NLL on the
+        None: the candidate of ``SHRINKAGES`` with the lowest NLL on the
         validation split.
 
     Returns
