@@ -162,8 +162,10 @@ def plot_calibration_over_training(steps: Sequence[int], nll: Any, ece: Any, *,
         if reference is not None:
             ax.axhline(reference[i], color=CLASS_COLORS[1], ls="--",
                        label="fitted generative model")
-        ax.set(xscale="log", xlabel="training steps (batches)", ylabel=labels[i])
-        ax.set_ylim(bottom=0)
+        ax.set(xscale="log", yscale="log" if i == 0 else "linear",
+               xlabel="training steps (batches)", ylabel=labels[i])
+        if i:
+            ax.set_ylim(bottom=0)
         ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), fontsize="small",
                   ncol=2, frameon=False)
     return axes
