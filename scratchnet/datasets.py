@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validation import as_generator, check_float_dtype
+from ._validation import as_generator
 
 __all__ = ["Dataset", "Splits", "load_digits", "stratified_split"]
 
@@ -160,7 +160,8 @@ def load_digits(*, seed: int = 0, fractions: Any = (0.6, 0.2, 0.2),
         raise TypeError(f"seed must be a non-negative integer; got {seed!r}")
     if seed < 0:
         raise ValueError(f"seed must be a non-negative integer; got {seed}")
-    dtype = check_float_dtype(dtype)
+    if dtype not in (np.float64, np.float32, "float64", "float32"):
+        raise ValueError(f"dtype must be np.float64 or np.float32; got {dtype!r}")
     try:
         from sklearn.datasets import load_digits as sklearn_digits
     except ImportError:

@@ -92,3 +92,26 @@ def test_an_output_path_under_a_file_is_refused(tmp_path):
         [sys.executable, "-m", "scratchnet.experiments.digits_report", "--out",
          str(tmp_path / "file")], capture_output=True, text=True)
     assert out.returncode == 2 and "must be a directory" in out.stderr
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"sizes": ()}, ValueError, "sizes must be a non-empty tuple"),
+    ({"sizes": (1,)}, ValueError, "sizes"),
+    ({"seeds": 0}, ValueError, "seeds must be an integer >= 1; got 0"),
+    ({"steps": 2.5}, TypeError, "steps must be an integer"),
+    ({"dim": 65}, ValueError, "dim must be at most 64"),
+    ({"lr": -1.0}, ValueError, "lr must be in (0, inf)"),
+    ({"shrinkage": 1.5}, ValueError, "shrinkage must be in [0, 1]"),
+    ({"seed": -1}, ValueError, "seed must be an integer >= 0"),
+])
+def test_bad_settings_are_named(kwargs, error, words):
+    with pytest.raises(error) as info:
+        DigitsSettings(**kwargs)
+    assert words in str(info.value)
+
+
+def test_bad_arguments_to_run_digits_are_named():
+    with pytest.raises(TypeError, match="settings must be a DigitsSettings"):
+        run_digits({"steps": 10})
+    with pytest.raises(ValueError, match="jobs must be an integer >= 1"):
+        run_digits(TINY, jobs=0)

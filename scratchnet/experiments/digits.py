@@ -36,6 +36,7 @@ from typing import Any, Callable, NamedTuple, Optional
 import numpy as np
 
 from .. import fast
+from .._validation import check_positive_int, check_scalar
 from ..datasets import Splits, load_digits
 from ..fitting import PCA, fit_gaussian_classes, fit_pca
 from ..gaussian import GaussianClasses
@@ -94,6 +95,24 @@ class DigitsSettings:
     seed: int = 0
     eval_samples: int = 4000
     snapshots: int = 12
+
+    def __post_init__(self) -> None:
+        """Refuse settings that cannot run, naming the field."""
+        if (not isinstance(self.sizes, tuple) or not self.sizes
+                or any(type(n) is not int or n < 2 for n in self.sizes)):
+            raise ValueError(f"sizes must be a non-empty tuple of integers >= 2; got "
+                             f"{self.sizes!r}")
+        for name in ("dim", "hidden", "steps", "batch_size", "seeds", "eval_samples",
+                     "snapshots"):
+            check_positive_int(getattr(self, name), name)
+        check_positive_int(self.seed, "seed", minimum=0)
+        if self.dim > 64:
+            raise ValueError(f"dim must be at most 64, the digits' pixels; got "
+                             f"{self.dim}")
+        check_scalar(self.lr, "lr", low=0.0, low_inclusive=False, high=np.inf,
+                     high_inclusive=False)
+        if self.shrinkage is not None:
+            check_scalar(self.shrinkage, "shrinkage", low=0.0, high=1.0)
 
 
 class FittedModel(NamedTuple):
@@ -368,6 +387,10 @@ def run_digits(settings: DigitsSettings = DigitsSettings(), *, jobs: int = 1,
     >>> result.real["scores"]["generative"]["accuracy"] > 0.5
     True
     """
+    if not isinstance(settings, DigitsSettings):
+        raise TypeError(f"settings must be a DigitsSettings; got "
+                        f"{type(settings).__name__}")
+    jobs = check_positive_int(jobs, "jobs")
     start = time.perf_counter()
     say = progress or (lambda message: None)
     digits = load_digits()
