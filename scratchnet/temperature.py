@@ -144,8 +144,9 @@ def fit_temperature(logits: Any, targets: Any, *,
     Returns
     -------
     float
-        :math:`T^\ast`, the minimiser of :func:`temperature_nll` on
-        ``[T_min, T_max]``: a bound when the minimum lies beyond it (logits
+        :math:`T^\ast`, the minimiser of
+        :func:`~scratchnet.temperature.temperature_nll` on ``[T_min, T_max]``:
+        a bound when the minimum lies beyond it (logits
         that separate every class perfectly keep lowering the NLL as
         :math:`T \to 0`; logits no better than chance, as :math:`T \to \infty`).
 

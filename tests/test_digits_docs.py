@@ -1,9 +1,9 @@
 """The numbers of docs/unknown_model.md come from the code.
 
 The networks' numbers are those of the committed default run
-(``docs/results/digits.md``, written by ``python -m scratchnet digits``; 26 s of
+(``docs/_static/digits/digits.md``, written by ``python -m scratchnet digits``; 26 s of
 CPU, too long to repeat here); the fitted generative model's are recomputed.
-After a new run: copy its ``digits.md`` to ``docs/results/`` and its figures to
+After a new run: copy its ``digits.md`` and its figures to
 ``docs/_static/digits/``, and update the page.
 """
 
@@ -21,7 +21,7 @@ from scratchnet.temperature import fit_temperature, temperature_nll
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "unknown_model.md"
-RUN = ROOT / "docs" / "results" / "digits.md"
+RUN = ROOT / "docs" / "_static" / "digits" / "digits.md"
 
 
 def _cells(text):
