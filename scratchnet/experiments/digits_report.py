@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -300,7 +301,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         result = run_digits(settings, jobs=jobs, progress=say)
         paths = write_digits(result, args.out, args.format)
-    except (OSError, ValueError, ImportError, FloatingPointError) as exc:
+    except (OSError, ValueError, ImportError, FloatingPointError,
+            BrokenProcessPool) as exc:
         print(f"scratchnet digits: error: {exc}", file=sys.stderr)
         return 1
     if not args.quiet:
