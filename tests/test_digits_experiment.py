@@ -77,6 +77,7 @@ def test_the_generative_model_is_chosen_on_validation():
     (["--sizes", "5"], "--sizes: must be comma-separated integers >= 10"),
     (["--shrinkage", "2"], "--shrinkage: must be a number in [0, 1]"),
     (["--steps", "0"], "--steps"),
+    (["--dim", "65"], "--dim: dim must be at most 64"),
 ])
 def test_bad_options_cost_one_line(args, words, capsys):
     with pytest.raises(SystemExit) as info:

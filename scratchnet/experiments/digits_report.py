@@ -288,10 +288,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ...           "--hidden", "8", "--jobs", "1", "--quiet", "--out", out])
     0
     """
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
-    settings = replace(DigitsSettings(), sizes=args.sizes, steps=args.steps,
-                       seeds=args.seeds, seed=args.seed, dim=args.dim,
-                       shrinkage=args.shrinkage, hidden=args.hidden)
+    parser = build_parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    try:
+        settings = replace(DigitsSettings(), sizes=args.sizes, steps=args.steps,
+                           seeds=args.seeds, seed=args.seed, dim=args.dim,
+                           shrinkage=args.shrinkage, hidden=args.hidden)
+    except ValueError as exc:          # --dim above 64
+        parser.error(f"--{str(exc).split()[0]}: {exc}")
 
     def say(message: str) -> None:
         if not args.quiet:
