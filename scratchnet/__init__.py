@@ -24,6 +24,8 @@ The modules read in order, like chapters; each imports only those above it.
 ``units``            nats and bits (nats_to_bits, bits_to_nats), code length
 ``bayes``            the Bayes floor: Bayes loss and accuracy, expected KL,
                      population loss, for any generative model
+``fitting``          a generative model fitted to data: Gaussian classes by
+                     maximum likelihood (with shrinkage), PCA
 ``gaussian``         GaussianClasses: P(X, C) and its Bayes posterior
 ``tasks``            the three experimental settings as named presets
 ``layers``           forward/backward pairs: linear, relu, tanh, softmax,
@@ -34,7 +36,10 @@ The modules read in order, like chapters; each imports only those above it.
                      LinearLR warm-up, SequentialLR), as PyTorch's
 ``history``          History: what a training run records
 ``batches``          where the batches come from: a task, a dataset, a sampler
+``datasets``         real data: the bundled digits, a stratified
+                     train / validation / test split
 ``train``            train_step (forward, backward, update) and train
+``temperature``      temperature scaling: fit_temperature on held-out data
 ``metrics``          the numbers behind the figures: calibration (ECE), Gaussian
                      fits by KL, loss landscapes, moving averages
 ``fast``             the engine: the same mathematics on flat vectors and
@@ -60,6 +65,8 @@ __version__ = "0.1.0"
 from . import (
     batches,
     bayes,
+    datasets,
+    fitting,
     gaussian,
     gradcheck,
     history,
@@ -74,6 +81,7 @@ from . import (
     schedules,
     scoring,
     tasks,
+    temperature,
     units,
 )
 from .gaussian import GaussianClasses, two_gaussian_posterior
@@ -140,9 +148,11 @@ __all__ = [
     "cross_entropy",
     "cross_entropy_and_grad",
     "cross_entropy_grad",
+    "datasets",
     "entropy",
     "expected_kl",
     "fast",
+    "fitting",
     "gaussian",
     "get_loss",
     "gibbs_inequality",
@@ -176,6 +186,7 @@ __all__ = [
     "sigmoid",
     "softmax",
     "tasks",
+    "temperature",
     "train",
     "train_step",
     "two_gaussian_posterior",
