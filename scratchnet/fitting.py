@@ -53,7 +53,8 @@ from ._validation import (
     check_scalar,
 )
 
-__all__ = ["PCA", "GaussianParameters", "fit_gaussian_classes", "fit_pca"]
+__all__ = ["PCA", "FittedToData", "GaussianParameters", "fit_gaussian_classes",
+           "fit_pca"]
 
 
 class GaussianParameters(NamedTuple):
@@ -161,6 +162,59 @@ def fit_gaussian_classes(x: Any, targets: Any, *, shrinkage: float = 0.0,
     covariances = (1.0 - alpha) * s + alpha * scale[:, None, None] * np.eye(d)
     _check_definite(covariances, scale, alpha)
     return GaussianParameters(means, covariances, counts / n)
+
+
+class FittedToData:
+    """A generative model that can be fitted to data: the ``fit`` constructor.
+
+    :class:`scratchnet.GaussianClasses` inherits :meth:`fit`, so that a
+    fitted model is built like any other, ``GaussianClasses.fit(x, c)``.
+
+    Attributes
+    ----------
+    fit : classmethod
+        ``cls.fit(x, targets, *, shrinkage=0.0)``: the model fitted to a
+        labelled sample by :func:`fit_gaussian_classes`.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> issubclass(sn.GaussianClasses, sn.fitting.FittedToData)
+    True
+    """
+
+    @classmethod
+    def fit(cls, x: Any, targets: Any, *, shrinkage: float = 0.0) -> Any:
+        r"""Gaussian classes fitted to labelled data by maximum likelihood.
+
+        Parameters
+        ----------
+        x : array_like, shape (n, D) (or (n,) for one feature)
+        targets : array_like of int, shape (n,)
+            Classes in ``[0, M)``, every one with samples.
+        shrinkage : float in [0, 1], default 0.0
+            :math:`\alpha`: :math:`\Sigma_c = (1 - \alpha) S_c + \alpha
+            (\operatorname{tr} S_c / D) I`
+            (:func:`scratchnet.fitting.fit_gaussian_classes`).
+
+        Returns
+        -------
+        GaussianClasses
+            Priors :math:`n_c / n`, the class means and covariances (divisor
+            :math:`n_c`); its posterior is quadratic discriminant analysis.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> x, c = sn.GaussianClasses([[0.0, 0.0], [4.0, 0.0]],
+        ...                           covariances=[np.eye(2)] * 2).sample(4000, rng=0)
+        >>> sn.GaussianClasses.fit(x, c).means.round(1)
+        array([[0., 0.],
+               [4., 0.]])
+        """
+        means, covariances, priors = fit_gaussian_classes(x, targets,
+                                                          shrinkage=shrinkage)
+        return cls(means, covariances=covariances, priors=priors)
 
 
 def _targets(targets: Any, n: int, num_classes: int | None) -> tuple:

@@ -27,12 +27,9 @@ class :math:`c` (:math:`L_c` the Cholesky factor of :math:`\Sigma_c`; in one
 dimension :math:`\lvert x - \mu_c\rvert / \sigma_c`).
 
 No classifier has a lower expected cross-entropy than this posterior: that
-floor, and a model's distance to it, come from
-:class:`~scratchnet.bayes.BayesFloor` (the previous chapter), given a
-Gauss-Legendre rule over :math:`P(X)` in one and two dimensions and the Bayes
-accuracy in closed form; where the rule would be too large (D >= 3, nearly
-singular covariances, tiny scales) each integral is a Monte Carlo mean over
-``n_samples`` draws of :math:`P(X)`, with standard error ``return_stderr=True``.
+floor, and a model's distance to it, come from :class:`~scratchnet.bayes.BayesFloor`
+(Gauss-Legendre rules over :math:`P(X)` in one and two dimensions, Monte Carlo
+beyond); ``GaussianClasses.fit`` builds the model from a labelled sample.
 """
 
 from __future__ import annotations
@@ -59,12 +56,13 @@ from ._validation import (
     unwrap,
 )
 from .bayes import BayesFloor
+from .fitting import FittedToData
 from .softmax import logsumexp, sigmoid
 
 __all__ = ["GaussianClasses", "two_gaussian_posterior"]
 
 
-class GaussianClasses(BayesFloor):
+class GaussianClasses(FittedToData, BayesFloor):
     r"""M classes with Gaussian class conditionals: the generative model P(X, C).
 
     Inputs ``x`` to every method must be finite; results are float64.
@@ -103,8 +101,6 @@ class GaussianClasses(BayesFloor):
     GaussianClasses(means=[0.0, 3.0], scales=[1.0, 1.0], priors=[0.5, 0.5])
     >>> task.posterior([1.5]).round(4)     # halfway: equal posteriors
     array([[0.5, 0.5]])
-    >>> print(f"{task.bayes_loss():.4f}")
-    0.1664
     >>> plane = sn.GaussianClasses([[0.0, 0.0], [2.0, 0.0]],
     ...                            covariances=[np.eye(2), np.eye(2)])
     >>> plane.posterior([[1.0, 5.0]]).round(4)
@@ -247,10 +243,10 @@ class GaussianClasses(BayesFloor):
 
             \begin{aligned}
             \log P(c \mid x) &= \log P(x, c) - \log P(x) \\
-            &= \Delta_c - \log\big(1 + \textstyle\sum_{j \ne r} e^{\Delta_j}\big),
-            \\
-            \Delta_c &= \log P(x, c) - \log P(x, r) \le 0 .
+            &= \Delta_c - \log\big(1 + \textstyle\sum_{j \ne r} e^{\Delta_j}\big)
             \end{aligned}
+
+        with :math:`\Delta_c = \log P(x, c) - \log P(x, r) \le 0`.
 
         Each :math:`\Delta_c`, a difference of two squared distances, is
         factored into two terms linear in :math:`x` (exact to rounding even at
@@ -423,10 +419,9 @@ class GaussianClasses(BayesFloor):
         roots = quadrature.normal_crossings(self._log_prior, self._mu[:, 0], self._sd)
         return np.unique(roots[np.isfinite(roots)])
 
-    # -- hooks of the Bayes floor (scratchnet.bayes) ----------------------------------
-
     def _expectation_rule(self) -> tuple | None:
-        """Gauss-Legendre nodes over P(X); None (Monte Carlo) if D > 2 or too many."""
+        """BayesFloor's hook: Gauss-Legendre nodes over P(X); None (Monte Carlo) if
+        D > 2 or too many."""
         return quadrature.mixture_rule(self._mu, self._chol, self.density)
 
     def _kinked_expectation_rule(self) -> tuple | None:

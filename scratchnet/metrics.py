@@ -41,6 +41,7 @@ from ._validation import (
 )
 from .information import kl_divergence
 from .softmax import log_softmax
+from .temperature import fit_temperature
 
 __all__ = [
     "CalibrationBins",
@@ -48,6 +49,7 @@ __all__ = [
     "calibration_bins",
     "expected_calibration_error",
     "fit_gaussian_by_kl",
+    "fit_temperature",
     "loss_landscape",
     "moving_average",
 ]

@@ -170,8 +170,6 @@ def test_a_constant_pixel_needs_shrinkage(digits):
     assert np.isfinite(_posterior(x, c, 0.1).log_posterior(digits.test.x)).all()
 
 
-@pytest.mark.skipif(not hasattr(sn.GaussianClasses, "fit"),
-                    reason="GaussianClasses.fit is added to gaussian.py at merge")
 def test_gaussian_classes_fit_is_the_fitted_model():
     x, c = KNOWN.sample(300, rng=5)
     task = sn.GaussianClasses.fit(x, c, shrinkage=0.2)
