@@ -1,4 +1,4 @@
-"""The catalogue of exercises: which chapter object a student writes, and for how many points.
+"""The catalogue: which chapter object a student writes, and for how many points.
 
 Every exercise is a public object of a chapter, named as it is named there
 (``softmax``, ``linear_backward``, ``TwoLayerMLP.backward``).  An entry says
@@ -75,9 +75,11 @@ def _ex(id, chapter, teaches, points, covers, given, uses, todo):
 
 CATALOGUE: List[Exercise] = [
     _ex("logsumexp", "softmax", "the max shift that keeps log(sum(exp(x))) finite",
-        6, ["x"], [], [], "m = x.max(axis=-1, keepdims=True); return m + log(sum(exp(x - m)))"),
+        6, ["x"], [], [],
+        "m = x.max(axis=-1, keepdims=True); return m + log(sum(exp(x - m)))"),
     _ex("softmax", "softmax", "scores to probabilities, stable for large logits",
-        6, ["x"], [], [], "subtract each row's maximum, exponentiate, divide by the row sum"),
+        6, ["x"], [], [],
+        "subtract each row's maximum, exponentiate, divide by the row sum"),
     _ex("log_softmax", "softmax", "log-probabilities that stay finite where "
         "probabilities underflow", 6, ["x"], [], ["logsumexp"],
         "x - logsumexp(x) over the last axis, never log(softmax(x))"),
@@ -91,7 +93,8 @@ CATALOGUE: List[Exercise] = [
         6, ["logits", "targets"], ["softmax"], ["softmax"],
         "(softmax(logits) - one_hot(targets)) / N"),
     _ex("entropy", "information", "H(p) = -sum p log p with 0 log 0 = 0",
-        5, ["p"], [], [], "-sum over the last axis of p log p, terms with p = 0 left out"),
+        5, ["p"], [], [],
+        "-sum over the last axis of p log p, terms with p = 0 left out"),
     _ex("kl_divergence", "information", "KL(p || q) >= 0, infinite where q = 0 < p",
         5, ["p", "q"], [], [],
         "sum over the last axis of p log(p / q), terms with p = 0 left out"),
@@ -101,10 +104,12 @@ CATALOGUE: List[Exercise] = [
     _ex("linear_backward", "layers", "backprop through x @ W + b",
         6, ["dout", "cache"], ["linear_forward"], [],
         "dx = dout @ W.T, dW = x.T @ dout, db = dout summed over the batch"),
-    _ex("relu_backward", "layers", "the ReLU passes the gradient where its input was > 0",
+    _ex("relu_backward", "layers",
+        "the ReLU passes the gradient where its input was > 0",
         5, ["dout", "cache"], ["relu_forward"], [], "dout where x > 0, else 0"),
     _ex("tanh_backward", "layers", "tanh' = 1 - tanh^2, from the cached output",
-        5, ["dout", "cache"], ["tanh_forward"], [], "dout * (1 - y**2), y = tanh(x) cached"),
+        5, ["dout", "cache"], ["tanh_forward"], [],
+        "dout * (1 - y**2), y = tanh(x) cached"),
     _ex("TwoLayerMLP.forward", "mlp", "the network is the chain of the layer pairs",
         6, ["self", "x"], ["linear_forward", "relu_forward", "tanh_forward"], [],
         "linear -> activation -> linear, keeping each layer's cache in self._cache"),
@@ -114,7 +119,8 @@ CATALOGUE: List[Exercise] = [
         ["linear_backward", "relu_backward", "tanh_backward"],
         "the backward pairs in reverse order, returning {'W1', 'b1', 'W2', 'b2'}"),
     _ex("SGD.update", "optim", "a step against the gradient", 5,
-        ["self", "param", "grad", "state"], [], [], "param -= self.lr * grad, in place"),
+        ["self", "param", "grad", "state"], [], [],
+        "param -= self.lr * grad, in place"),
     _ex("Adam.update", "optim", "bias-corrected moment estimates", 6,
         ["self", "param", "grad", "state"], [], [],
         "update state['exp_avg'] and state['exp_avg_sq'] in place, then param"),
@@ -177,7 +183,8 @@ def catalogue_text(exercises: Sequence[Exercise] = ()) -> str:
 
     Examples
     --------
-    >>> print(catalogue_text(select(["relu_backward"])))  # doctest: +NORMALIZE_WHITESPACE
+    >>> text = catalogue_text(select(["relu_backward"]))
+    >>> print(text)  # doctest: +NORMALIZE_WHITESPACE
     id             chapter  points  exercise
     relu_backward  layers        5  relu_backward(dout, cache)
         teaches: the ReLU passes the gradient where its input was > 0

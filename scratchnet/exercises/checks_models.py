@@ -1,4 +1,4 @@
-"""Checks for the network, the optimisers and the training step, ending where the book ends: at the posterior.
+"""Checks for the network, the optimisers and the training step, up to the posterior.
 
 The forward and backward passes are compared with the chapter's
 :class:`~scratchnet.mlp.TwoLayerMLP` holding the same parameters, and the
@@ -60,7 +60,8 @@ def train_to_posterior(model_class: Any = TwoLayerMLP, step: Callable = train_st
     return float(task.expected_kl(model))
 
 
-def _posterior_check(model_class: Any = TwoLayerMLP, step: Callable = train_step) -> None:
+def _posterior_check(model_class: Any = TwoLayerMLP,
+                     step: Callable = train_step) -> None:
     kl = train_to_posterior(model_class, step)
     if not kl < KL_THRESHOLD:
         raise Failed(f"after {TRAIN_STEPS} steps of SGD on tasks.separated() (seed 0) "
@@ -100,7 +101,8 @@ def _forward_checks():
     return [("values", lambda c: compare(c, (3, 5, 2), "3-5-2 ReLU")),
             ("tanh", lambda c: compare(c, (3, 5, 2), "3-5-2 tanh", "tanh")),
             ("batch of one", lambda c: compare(c, (3, 5, 2), "3-5-2", n=1)),
-            ("float32 kept", lambda c: compare(c, (3, 5, 2), "float32", dtype=np.float32))]
+            ("float32 kept",
+             lambda c: compare(c, (3, 5, 2), "float32", dtype=np.float32))]
 
 
 def _backward_checks():

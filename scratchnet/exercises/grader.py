@@ -1,4 +1,4 @@
-"""The grader: run a student's package in a child process, score every check, report as text and as Gradescope JSON.
+"""The grader: a student's package run apart, every check scored, a report and its JSON.
 
 The student's code never runs in the grader's own process: a child
 (:mod:`scratchnet.exercises.runner`) imports it with a memory limit and runs
@@ -29,8 +29,9 @@ __all__ = ["Report", "UsageError", "check", "exercises_in"]
 
 _STATUS_TEXT = {
     "todo": "not implemented yet",
-    "library": "hands back scratchnet's own {id} (imports it or calls it): no points; "
-               "write it with NumPy, the library's function is what it is checked against",
+    "library": "hands back scratchnet's own {id} (imports it or calls it): no "
+               "points; write it with NumPy, the library's function is what it is "
+               "checked against",
 }
 
 
@@ -97,7 +98,8 @@ def exercises_in(directory: Any) -> List[Exercise]:
         cls, _, method = ex.id.partition(".")
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == cls:
-                if not method or any(getattr(m, "name", "") == method for m in node.body):
+                names = [getattr(m, "name", "") for m in node.body]
+                if not method or method in names:
                     found.append(ex)
     if not found:
         raise UsageError(f"no exercises in {directory}: expected modules named as the "
@@ -141,7 +143,7 @@ class Report:
         >>> Report([{"points": 2.5, "max_points": 5}], 1.0).score
         2.5
         """
-        return round(sum(r["points"] for r in self.results), 6)
+        return float(round(sum(r["points"] for r in self.results), 6))
 
     @property
     def max_score(self) -> float:
@@ -176,12 +178,18 @@ class Report:
                          + (f" - {r['message']}" if r.get("message") else ""))
             if r["status"] != "graded":
                 continue  # not implemented, missing, the library's: said above
+            carried = ""
             for c in r["checks"]:
                 mark = "PASS" if c["status"] in ("pass", "carried") else "FAIL"
                 lines.append(f"  {mark} {c['name']}" + (f": {c['message']}"
                                                         if c["message"] else ""))
-                if c["hint"]:
+                if c["status"] == "carried":
+                    lines[-1] += " (carried forward)"
+                    carried = c["hint"]
+                elif c["hint"]:
                     lines.append(f"       hint: {c['hint']}")
+            if carried:
+                lines.append(f"  note: {carried}")
         lines.append(f"total: {self.score:g}/{self.max_score:g} points")
         return "\n".join(lines)
 
@@ -218,11 +226,12 @@ class Report:
 
 
 def _scored(result: Dict[str, Any], ex: Exercise) -> Dict[str, Any]:
-    """Points for each check, and the exercise's messages for the whole-exercise cases."""
+    """Points for each check; one message when the whole exercise is out."""
     status = result["status"]
     names = [name for name, _ in CHECKS[ex.id]]
     share = ex.points / len(names)
-    if status in _STATUS_TEXT or status in ("missing", "error") and not result["checks"]:
+    whole = status in ("missing", "error") and not result["checks"]
+    if status in _STATUS_TEXT or whole:
         message = result.get("message") or _STATUS_TEXT[status].format(id=ex.id)
         checks = [{"name": n, "status": status, "message": message if i == 0 else "",
                    "hint": ""} for i, n in enumerate(names)]
@@ -245,9 +254,11 @@ def _child(directory: Path, ids: List[str], failed: List[str], limit: float,
            "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                           os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-m", "scratchnet.exercises.runner",
-                             str(config)], env=env, cwd=results.parent,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = results.with_suffix(".stderr")
+    with open(log, "wb") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "scratchnet.exercises.runner",
+                                 str(config)], env=env, cwd=results.parent,
+                                stdout=subprocess.DEVNULL, stderr=stderr)
     seen, last = 0, time.monotonic()
     while proc.poll() is None:
         time.sleep(0.02)
@@ -257,7 +268,7 @@ def _child(directory: Path, ids: List[str], failed: List[str], limit: float,
         elif time.monotonic() - last > limit + 5:
             proc.kill()
     proc.wait()
-    stderr = proc.stderr.read().decode(errors="replace")[-2000:]
+    stderr = log.read_text(errors="replace")[-2000:]
     records = [json.loads(line) for line in results.read_text().splitlines()] \
         if results.exists() else []
     results.unlink(missing_ok=True)
@@ -302,8 +313,8 @@ def check(directory: Any, *, only: Sequence[str] = (), json_path: Any = None,
     True
     """
     start = time.perf_counter()
-    directory = Path(directory).resolve()
     present = exercises_in(directory)
+    directory = Path(directory).resolve()
     if only:
         try:
             wanted = {ex.id for ex in select(list(only))}

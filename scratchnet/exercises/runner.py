@@ -1,4 +1,4 @@
-"""The grader's child process: import the student's package, run every check under a time limit, report line by line.
+"""The grader's child process: the student's code under limits, reported line by line.
 
 The grader (:mod:`scratchnet.exercises.grader`) starts ``python -m
 scratchnet.exercises.runner CONFIG`` so that the student's code runs apart from
@@ -27,6 +27,7 @@ import os
 import signal
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence
 
@@ -81,7 +82,9 @@ def _one(check: Callable, obj: Any, limit: float, root: str) -> Dict[str, str]:
         signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, limit)
     try:
-        check(obj)
+        with warnings.catch_warnings():  # the same in pytest (warnings as errors)
+            warnings.simplefilter("ignore")
+            check(obj)
         return {"status": "pass", "message": "", "hint": ""}
     except Failed as err:
         return {"status": "fail", "message": err.message, "hint": err.hint}
@@ -95,7 +98,7 @@ def _one(check: Callable, obj: Any, limit: float, root: str) -> Dict[str, str]:
     except MemoryError as err:
         return {"status": "error", "message": f"ran out of memory{_where(err, root)}",
                 "hint": "an array far larger than the inputs: check the shapes"}
-    except Exception as err:  # noqa: BLE001 - the student's code may raise anything
+    except Exception as err:  # the student's code may raise anything
         return {"status": "error", "hint": "",
                 "message": f"raised {type(err).__name__}: {err}{_where(err, root)}"}
     finally:
@@ -156,7 +159,7 @@ def _limit_memory(megabytes: int) -> None:
     except ImportError:  # not POSIX: only the grader's time limit applies
         return
     limit = megabytes * 2**20
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     try:
@@ -207,7 +210,7 @@ def _student_object(package, ex: Exercise):
     """The student's function (or class, for a method); None when it is missing."""
     try:
         module = importlib.import_module(f"{PACKAGE}.{ex.chapter}")
-    except Exception as err:  # noqa: BLE001 - a syntax error in the student's module
+    except Exception as err:  # a syntax error in the student's module
         where = _where(err, "") if not isinstance(err, SyntaxError) else \
             f" at {Path(err.filename or '').name} line {err.lineno}"
         raise ImportError(f"{ex.chapter}.py could not be imported: "
@@ -220,7 +223,7 @@ def _student_object(package, ex: Exercise):
 
 
 def _with_references(uses: Sequence[str], originals: Dict[str, Any]) -> Callable:
-    """Put the library's functions in place of the student's ``uses``; return an undo."""
+    """Put the library's objects in place of the student's ``uses``; return an undo."""
     undo = []
     for use in uses:
         cls_name, _, method = use.partition(".")
@@ -233,7 +236,8 @@ def _with_references(uses: Sequence[str], originals: Dict[str, Any]) -> Callable
             setattr(student, method, originals[use])
             continue
         for name, module in list(sys.modules.items()):
-            if name.startswith(PACKAGE + ".") and getattr(module, cls_name, None) is student:
+            mine = name.startswith(PACKAGE + ".")
+            if mine and getattr(module, cls_name, None) is student:
                 undo.append((module, cls_name, student))
                 setattr(module, cls_name, originals[use])
 
@@ -359,7 +363,7 @@ def main(argv: Sequence[str]) -> int:
     failed = set(config["failed"])
     try:
         package = _load(Path(config["dir"]))
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:  # the package's __init__ failed
         for ex_id in config["ids"]:
             log({"result": {"id": ex_id, "status": "error", "checks": [], "message":
                             f"the package could not be imported: {err}"}})

@@ -1,4 +1,4 @@
-"""The student edition, generated from the chapters' own source: signature and docstring kept, body left to write.
+"""The student edition, generated from the chapters' source: the bodies left to write.
 
 ``make`` reads each exercise's function (or method) from its chapter with
 :mod:`inspect` and :mod:`ast`, keeps the covered arguments of its signature
@@ -84,8 +84,8 @@ def _covered_arguments(node: ast.FunctionDef, covers: Sequence[str]) -> tuple:
     """The signature's arguments reduced to ``covers``; the others with defaults."""
     args = node.args
     positional = args.posonlyargs + args.args
-    defaults = dict(zip([a.arg for a in positional][len(positional)
-                                                    - len(args.defaults):], args.defaults))
+    with_default = [a.arg for a in positional][len(positional) - len(args.defaults):]
+    defaults = dict(zip(with_default, args.defaults))
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults)
                      if d is not None})
     keep = [a for a in positional if a.arg in covers]
@@ -216,19 +216,20 @@ def _module_text(chapter: str, items: Dict[str, str], where, by_id, solutions) -
     imports = _grouped(lines)
     ids = [n for n, role in items.items() if role == "exercise"]
     given = [n for n, role in items.items() if role == "given"]
-    doc = [f'"""{"Answer key" if solutions else "Exercises"} from scratchnet\'s chapter '
+    kind = "Answer key" if solutions else "Exercises"
+    doc = [f'"""{kind} from scratchnet\'s chapter '
            f"``{chapter}``: {', '.join(ids) or 'none (given code only)'}.", "",
            (mod.__doc__ or "").strip().splitlines()[0].replace('"""', "'''"), ""]
     if given:
         doc.append(f"Given, working: {', '.join(given)}.")
     doc += ["Generated from the chapter's source by ``python -m scratchnet "
             "exercises make``.", '"""']
-    return "\n\n\n".join(["\n".join(doc) + "\n\nfrom __future__ import annotations\n\n"
-                          + "\n".join(imports)] + blocks) + "\n"
+    head = "\n".join(doc) + "\n\nfrom __future__ import annotations\n\n"
+    return "\n\n\n".join([head + "\n".join(imports), *blocks]) + "\n"
 
 
 def _grouped(lines) -> List[str]:
-    """Import lines merged per module: the standard library, numpy, scratchnet, relative."""
+    """Import lines merged per module: standard library, numpy, scratchnet, relative."""
     modules: Dict[str, List[str]] = {}
     plain = []
     for line in lines:
