@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -91,12 +92,20 @@ def exercises_in(directory: Any) -> List[Exercise]:
         path = directory / f"{ex.chapter}.py"
         if not path.exists():
             continue
+        cls, _, method = ex.id.partition(".")
         try:
             tree = ast.parse(path.read_text())
-        except SyntaxError:
-            tree = ast.Module(body=[], type_ignores=[])
-        cls, _, method = ex.id.partition(".")
+        except SyntaxError:  # graded all the same: its checks say where the error is
+            text = path.read_text()
+            if re.search(rf"^(def|class) {cls}\b", text, re.M) and (
+                    not method or re.search(rf"^\s+def {method}\b", text, re.M)):
+                found.append(ex)
+            continue
         for node in tree.body:
+            imported = [a.asname or a.name for a in getattr(node, "names", [])
+                        if isinstance(node, ast.ImportFrom)]
+            if not method and cls in imported:   # the library's, to be told so
+                found.append(ex)
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == cls:
                 names = [getattr(m, "name", "") for m in node.body]
                 if not method or method in names:

@@ -145,6 +145,7 @@ def _function_text(obj, ex_id: str, covers, todo: str | None, indent: str) -> tu
     if todo is not None:
         body = f'    raise NotImplementedError("{ex_id}: {todo}")'
         code_tree = ast.parse(f"def f({ast.unparse(args)}){returns}: pass")
+        hidden = _free_names(node, [a.arg for a in args.args + args.kwonlyargs])
     else:
         prelude = [f"    {name} = {ast.unparse(value)}  # not covered: the default"
                    for name, value in dropped.items()]
@@ -156,18 +157,26 @@ def _function_text(obj, ex_id: str, covers, todo: str | None, indent: str) -> tu
                                                        node.end_lineno])
     params = [a.arg for a in args.args + args.kwonlyargs]
     names = _free_names(code_tree, params)
+    if todo is not None:  # what the chapter's body uses, if the package has it
+        names += [f"?{name}" for name in hidden if name not in names]
     text = "\n".join([head, doc, body]) if ast.get_docstring(node) else \
         "\n".join([head, body])
     return textwrap.indent(text, indent), names
 
 
 def _import_line(name: str, chapter: str, where: Dict[str, str], here: str) -> str:
-    """How a module of the package gets ``name``, or "" if it defines it."""
+    """How a module of the package gets ``name``, or "" if it defines it.
+
+    A name marked ``?`` is imported only from the package or as a module.
+    """
+    optional, name = name.startswith("?"), name.lstrip("?")
     if where.get(name) == here:
         return ""
     if name in where:
         return f"from .{where[name]} import {name}"
-    value = getattr(_chapter_module(chapter), name)
+    value = getattr(_chapter_module(chapter), name, None)
+    if optional and not isinstance(value, types.ModuleType):
+        return ""
     if isinstance(value, types.ModuleType):
         alias = "" if value.__name__ == name else f" as {name}"
         return f"import {value.__name__}{alias}"
@@ -191,6 +200,8 @@ def _module_text(chapter: str, items: Dict[str, str], where, by_id, solutions) -
                                      ex.covers if ex else None, todo, "")
         blocks.append(text)
         needed.update({n: chapter for n in names})
+        needed.update({f"?{n}": chapter for n in (ex.given if ex else ())
+                       if "." not in n})
     for cls_name, methods in classes.items():
         cls = getattr(mod, cls_name)
         to_write = [n.split(".")[1] for n, role in methods if role == "exercise"]
@@ -208,6 +219,8 @@ def _module_text(chapter: str, items: Dict[str, str], where, by_id, solutions) -
                                          ex.covers if ex else None, todo, "    ")
             lines += ["", text]
             needed.update({n: chapter for n in names})
+            needed.update({f"?{n}": chapter for n in (ex.given if ex else ())
+                           if "." not in n})
         blocks.append("\n".join(lines))
         needed[f"Chapter{cls_name}"] = chapter
     lines = {_import_line(n, c, where, chapter) for n, c in needed.items()
@@ -246,7 +259,11 @@ def _grouped(lines) -> List[str]:
 
     out = sorted(plain, key=lambda line: rank(line.split()[1]))
     for module in sorted(modules, key=rank):
-        out.append(f"from {module} import {', '.join(sorted(modules[module]))}")
+        line = f"from {module} import {', '.join(sorted(modules[module]))}"
+        if len(line) > 88:
+            names = "".join(f"    {name},\n" for name in sorted(modules[module]))
+            line = f"from {module} import (\n{names})"
+        out.append(line)
     return out
 
 
