@@ -319,7 +319,7 @@ def grade_exercise(ex: Exercise, package, *, failed: set, originals, calls: set,
             restore()
         for c in checks:
             if again.get(c["name"], {}).get("status") == "pass":
-                c.update(status="carried", hint=(
+                c.update(status="carried", message="", hint=(
                     f"passes with the library's {' and '.join(suspects)} in place of "
                     f"yours: fix {' and '.join(suspects)} (graded there)"))
     if any(c["status"] in ("fail", "error") for c in checks):
