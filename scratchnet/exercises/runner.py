@@ -95,6 +95,9 @@ def _one(check: Callable, obj: Any, limit: float, root: str) -> Dict[str, str]:
     except CheckTimeout:
         return {"status": "error", "message": f"ran past the time limit of {limit:g} s",
                 "hint": "look for a loop that never ends (or a very slow one)"}
+    except SystemExit as err:
+        return {"status": "error", "hint": "return a value; never exit the program",
+                "message": f"called sys.exit({err.code!r}){_where(err, root)}"}
     except MemoryError as err:
         return {"status": "error", "message": f"ran out of memory{_where(err, root)}",
                 "hint": "an array far larger than the inputs: check the shapes"}
