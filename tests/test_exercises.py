@@ -102,6 +102,21 @@ def test_skeleton_keeps_signature_and_docstring_and_raises(editions, exercise):
     assert f'raise NotImplementedError("{exercise.id}: {exercise.todo}")' in source
 
 
+@pytest.mark.parametrize("exercise", ex.CATALOGUE, ids=lambda e: e.id)
+def test_the_answer_key_is_the_chapters_own_body(editions, exercise):
+    """Read from the source: every line of the chapter's body is in the key."""
+    key = (editions / "key" / f"{exercise.chapter}.py").read_text()
+    source = inspect.getsource(_chapter_object(exercise))
+    body = source.split('"""')[-1]   # after the docstring
+    assert [line for line in body.splitlines() if line.strip() not in key] == []
+
+
+def test_make_takes_chapters(tmp_path, capsys):
+    assert main(["make", "layers", "--out", str(tmp_path / "hw")]) == 0
+    assert [e.id for e in ex.exercises_in(tmp_path / "hw")] == [
+        "linear_backward", "relu_backward", "tanh_backward"]
+
+
 def test_what_is_given_works(editions):
     layers = _import(editions / "hw", "layers")
     out, cache = layers.linear_forward(np.ones((2, 3)), np.ones((3, 4)), np.zeros(4))
