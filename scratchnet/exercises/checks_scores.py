@@ -31,8 +31,14 @@ _LOG_UNDERFLOW = ("log(softmax(x)) underflows to log(0) = -inf where the "
 def _elementwise(name, ref, hint_large):
     """The six checks of a row-wise function (softmax, log_softmax, logsumexp)."""
     def values(f):
-        for x in (_RNG_LOGITS, _RNG_LOGITS[0]):
-            expect_close(f(x.copy()), ref(x), f"{name}(x) for x = {show(x)}")
+        expect_close(f(_RNG_LOGITS.copy()), ref(_RNG_LOGITS),
+                     f"{name}(x) for x = {show(_RNG_LOGITS)}")
+
+    def one_sample(f):
+        x = _RNG_LOGITS[0]
+        expect_close(f(x.copy()), ref(x), f"{name}(x) for one sample, x = {show(x)}",
+                     hint="the classes are on the last axis: axis=-1 works for one "
+                          "sample (M,) and for a batch (N, M)")
 
     def large(f):
         got = f(_LARGE.copy())
@@ -66,9 +72,10 @@ def _elementwise(name, ref, hint_large):
         x = np.zeros((0, 3))
         expect_close(f(x.copy()), ref(x), f"{name}(x) for an empty batch, shape (0, 3)")
 
-    return [("values", values), ("large logits", large), ("-inf entries", neg_inf),
-            ("one class", one_class), ("batch of one", batch_of_one),
-            ("float32 kept", float32), ("empty batch", empty_batch)]
+    return [("values", values), ("one sample", one_sample), ("large logits", large),
+            ("-inf entries", neg_inf), ("one class", one_class),
+            ("batch of one", batch_of_one), ("float32 kept", float32),
+            ("empty batch", empty_batch)]
 
 
 def _log_softmax_underflow(f):
@@ -82,17 +89,17 @@ _TARGETS = np.array([2, 0, 3])
 
 def _loss_checks(name, student_input, ref):
     """Checks of a mean loss of class targets (cross_entropy, nll_loss)."""
-    def prepare(logits):
-        return student_input(logits)
+    def prepare(logits):  # a new array: the student may write into it
+        return np.array(student_input(logits), dtype=float)
 
     def values(f):
         z = prepare(_RNG_LOGITS)
         got = f(z.copy(), _TARGETS.copy())
+        if np.ndim(got) != 0:
+            raise Failed(f"{name}({show(z)}, targets={_TARGETS}) returned "
+                         f"{show(got)}", "return the mean over the batch, one number")
         expect_close(got, ref(z, _TARGETS), f"{name}({show(z)}, targets={_TARGETS})",
                      n=len(_TARGETS))
-        if not np.ndim(got) == 0:
-            raise Failed(f"{name} returned shape {np.shape(got)}", "return the mean "
-                         "over the batch, one number")
 
     def large(f):
         z = prepare(_LARGE)
@@ -119,7 +126,7 @@ def _loss_checks(name, student_input, ref):
     def inputs_kept(f):
         z = prepare(_RNG_LOGITS)
         copy = z.copy()
-        f(z, _TARGETS)
+        f(z, _TARGETS.copy())
         unchanged([z], [copy], ["its input"], f"{name}(...)")
 
     return [("values", values), ("large logits", large), ("-inf entries", neg_inf),
@@ -137,13 +144,13 @@ def _ce_grad_reference(z, t):
 def _grad_checks():
     def values(f):
         z = _RNG_LOGITS.copy()
-        expect_close(f(z.copy(), _TARGETS), _ce_grad_reference(z, _TARGETS),
+        expect_close(f(z.copy(), _TARGETS.copy()), _ce_grad_reference(z, _TARGETS),
                      f"cross_entropy_grad({show(z)}, targets={_TARGETS})", n=3)
 
     def finite_differences(f):
         z = _RNG_LOGITS.copy()
         numeric = fd_gradient(lambda: float(cross_entropy(z, _TARGETS)), z)
-        expect_close(f(z.copy(), _TARGETS), numeric,
+        expect_close(f(z.copy(), _TARGETS.copy()), numeric,
                      "cross_entropy_grad against central differences of the loss "
                      f"at {show(z)}", rtol=1e-5, atol=1e-7, n=3)
 
@@ -160,13 +167,13 @@ def _grad_checks():
 
     def float32(f):
         z = _RNG_LOGITS.astype(np.float32)
-        expect_close(f(z.copy(), _TARGETS), _ce_grad_reference(z, _TARGETS),
+        expect_close(f(z.copy(), _TARGETS.copy()), _ce_grad_reference(z, _TARGETS),
                      f"cross_entropy_grad for float32 logits {show(z)}", rtol=1e-5,
                      atol=1e-6, dtype=np.float32, n=3)
 
     def inputs_kept(f):
         z = _RNG_LOGITS.copy()
-        f(z, _TARGETS)
+        f(z, _TARGETS.copy())
         unchanged([z], [_RNG_LOGITS], ["logits"], "cross_entropy_grad(logits, targets)")
 
     return [("values", values), ("finite differences", finite_differences),
