@@ -163,6 +163,13 @@ def test_the_skeleton_scores_zero_without_tracebacks(editions, capsys):
     assert "Traceback" not in out and out.strip().endswith("total: 0/100 points")
 
 
+def test_a_package_without_init_is_graded(tmp_path):
+    hw = write(tmp_path / "hw")
+    (hw / "__init__.py").unlink()
+    report = ex.check(hw, only=["relu_backward"])
+    assert report.score == report.max_score == 5, report.text()
+
+
 def test_usage_errors_exit_2(tmp_path, capsys):
     assert main(["check", str(tmp_path / "missing")]) == 2
     (tmp_path / "empty").mkdir()

@@ -27,6 +27,7 @@ import os
 import signal
 import sys
 import traceback
+import types
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence
@@ -172,6 +173,12 @@ def _limit_memory(megabytes: int) -> None:
 
 
 def _load(directory: Path):
+    """The student's folder as the package ``submission``, with or without __init__."""
+    if not (directory / "__init__.py").exists():
+        package = types.ModuleType(PACKAGE)
+        package.__path__ = [str(directory)]
+        sys.modules[PACKAGE] = package
+        return package
     spec = importlib.util.spec_from_file_location(
         PACKAGE, directory / "__init__.py", submodule_search_locations=[str(directory)])
     package = importlib.util.module_from_spec(spec)
