@@ -12,6 +12,7 @@ a student's own pytest file.  The same from the command line:
 =================  ============================================================
 ``catalogue``      the exercises: chapter, what each teaches, points, covered
                    arguments, what is given
+``layout``         generated code in PEP 8 form: signatures, import blocks
 ``source``         the student edition and the answer key, from the source
 ``probes``         what a check is made of: diagnosing comparisons
 ``checks_scores``  softmax, log-softmax, logsumexp and the losses

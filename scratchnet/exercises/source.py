@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Dict, List, Sequence
 
 from .catalogue import CHAPTER_ORDER, Exercise, select
+from .layout import import_block, signature
 
 __all__ = ["make"]
 
@@ -132,31 +133,6 @@ def _free_names(tree: ast.AST, params: Sequence[str]) -> List[str]:
     return sorted(set(loaded) - skip)
 
 
-def _signature(name: str, args: ast.arguments, returns: str, indent: str) -> str:
-    """``def name(args) -> returns:`` in PEP 8 form, wrapped at 88 columns."""
-    parts = []
-    defaults = [None] * (len(args.args) - len(args.defaults)) + list(args.defaults)
-    for arg, default in [*zip(args.args, defaults), ("*", None),
-                         *zip(args.kwonlyargs, args.kw_defaults)]:
-        if arg == "*":
-            if args.kwonlyargs:
-                parts.append("*")
-            continue
-        text = arg.arg + (f": {ast.unparse(arg.annotation)}" if arg.annotation else "")
-        if default is not None:
-            text += f" = {ast.unparse(default)}" if arg.annotation else \
-                f"={ast.unparse(default)}"
-        parts.append(text)
-    lines, line = [], f"def {name}("
-    for i, part in enumerate(parts):
-        piece = part + (", " if i < len(parts) - 1 else f"){returns}:")
-        if len(indent) + len(line) + len(piece.rstrip()) > 88 and line.strip():
-            lines.append(line.rstrip())
-            line = " " * (len(name) + 5)
-        line += piece
-    return "\n".join([*lines, line])
-
-
 def _function_text(obj, ex_id: str, covers, todo: str | None, indent: str) -> tuple:
     """A function's text for the package: exercise (``todo``) or full body."""
     src, node = _function_node(obj)
@@ -165,7 +141,7 @@ def _function_text(obj, ex_id: str, covers, todo: str | None, indent: str) -> tu
                   + node.args.kwonlyargs]
     args, dropped = _covered_arguments(node, covers)
     returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-    head = _signature(node.name, args, returns, indent)
+    head = signature(node.name, args, returns, indent)
     doc = _pruned_docstring(src, node, covers)
     if todo is not None:
         body = f'    raise NotImplementedError("{ex_id}: {todo}")'
@@ -251,7 +227,7 @@ def _module_text(chapter: str, items: Dict[str, str], where, by_id, solutions) -
     lines = {_import_line(n, c, where, chapter) for n, c in needed.items()
              if not n.startswith("Chapter")} - {""}
     lines |= {f"from scratchnet.{chapter} import {c} as Chapter{c}" for c in classes}
-    imports = _grouped(lines)
+    imports = import_block(lines)
     ids = [n for n, role in items.items() if role == "exercise"]
     given = [n for n, role in items.items() if role == "given"]
     kind = "Answer key" if solutions else "Exercises"
@@ -264,37 +240,6 @@ def _module_text(chapter: str, items: Dict[str, str], where, by_id, solutions) -
             "exercises make``.", '"""']
     head = "\n".join(doc) + "\n\nfrom __future__ import annotations\n\n"
     return "\n\n\n".join([head + "\n".join(imports), *blocks]) + "\n"
-
-
-def _grouped(lines) -> List[str]:
-    """Import lines merged per module: standard library, numpy, scratchnet, relative."""
-    modules: Dict[str, List[str]] = {}
-    entries = []
-    for line in lines:
-        if line.startswith("import "):
-            entries.append((line.split()[1], line))
-        else:
-            module, name = line[5:].split(" import ")
-            modules.setdefault(module, []).append(name)
-    for module, names in modules.items():
-        line = f"from {module} import {', '.join(sorted(names))}"
-        if len(line) > 88:
-            names = "".join(f"    {name},\n" for name in sorted(names))
-            line = f"from {module} import (\n{names})"
-        entries.append((module, line))
-
-    def group(module: str) -> int:
-        top = module.split(".")[0]
-        return (3 if module.startswith(".") else 2 if top == "scratchnet"
-                else 1 if top == "numpy" else 0)
-
-    out, last = [], None
-    for module, line in sorted(entries, key=lambda e: (group(e[0]), e[0])):
-        if last is not None and group(module) != last:
-            out.append("")
-        out.append(line)
-        last = group(module)
-    return out
 
 
 def make(names: Sequence[str], out, *, solutions: bool = False) -> List[Path]:
