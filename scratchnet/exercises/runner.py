@@ -168,7 +168,7 @@ def _limit_memory(megabytes: int) -> None:
         limit = min(limit, hard)
     try:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ValueError, OSError):  # macOS refuses RLIMIT_AS: no memory limit there
+    except (ValueError, OSError):  # macOS: no RLIMIT_AS, so no memory limit there
         pass
 
 
