@@ -93,3 +93,21 @@ def test_update_that_leaves_the_parameter_alone(tmp_path):
     results = _grade(tmp_path, {"optim": [
         ("param -= self.lr * grad", "param = param - self.lr * grad")]}, ["SGD.update"])
     _assert_only(results, "SGD.update", "update it in place")
+
+
+def test_a_forward_pass_without_its_bias_costs_forward_only(tmp_path):
+    """Carry-forward through a method: the answer key's backward reads the caches
+    of the given forward, so the library's forward can stand in for the student's."""
+    from scratchnet.exercises import make
+
+    make(["mlp"], tmp_path / "hw", solutions=True)
+    path = tmp_path / "hw" / "mlp.py"
+    text = path.read_text()
+    old = 'linear_forward(self._check_x(x), P["W1"], P["b1"])'
+    assert old in text
+    path.write_text(text.replace(old, 'linear_forward(self._check_x(x), P["W1"], 0 * P["b1"])'))
+    results = {r["id"]: r for r in check(tmp_path / "hw").results}
+    assert results["TwoLayerMLP.forward"]["points"] == 0
+    backward = results["TwoLayerMLP.backward"]
+    assert backward["points"] == backward["max_points"]
+    assert any("fix TwoLayerMLP.forward" in c["hint"] for c in backward["checks"])

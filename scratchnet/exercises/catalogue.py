@@ -116,7 +116,7 @@ CATALOGUE: List[Exercise] = [
     _ex("TwoLayerMLP.backward", "mlp", "backprop is the forward chain in reverse",
         8, ["self", "dlogits"],
         ["TwoLayerMLP.forward", "linear_backward", "relu_backward", "tanh_backward"],
-        ["linear_backward", "relu_backward", "tanh_backward"],
+        ["TwoLayerMLP.forward", "linear_backward", "relu_backward", "tanh_backward"],
         "the backward pairs in reverse order, returning {'W1', 'b1', 'W2', 'b2'}"),
     _ex("SGD.update", "optim", "a step against the gradient", 5,
         ["self", "param", "grad", "state"], [], [],

@@ -71,10 +71,14 @@ def _posterior_check(model_class: Any = TwoLayerMLP,
                      "first (they are what training follows)")
 
 
-def _models(cls, sizes, activation="relu", seed=0):
-    ref = TwoLayerMLP(*sizes, activation=activation, rng=seed)
-    model = cls(*sizes, activation=activation, rng=seed)
+def _models(cls, sizes, activation="relu", seed=0, dtype=np.float64):
+    """The student's network and the chapter's, with the same random parameters
+    (biases too: they start at 0, where a missing bias would pass unseen)."""
+    ref = TwoLayerMLP(*sizes, activation=activation, rng=seed, dtype=dtype)
+    model = cls(*sizes, activation=activation, rng=seed, dtype=dtype)
+    rng = np.random.default_rng(seed + 100)
     for name, value in ref.params.items():
+        value[...] = 0.5 * rng.standard_normal(value.shape)
         model.params[name][...] = value
     return model, ref
 
@@ -86,12 +90,9 @@ def _batch(sizes, n=4, seed=1):
 
 def _forward_checks():
     def compare(cls, sizes, label, activation="relu", dtype=None, n=4):
-        model, ref = _models(cls, sizes, activation)
+        model, ref = _models(cls, sizes, activation, dtype=dtype or np.float64)
         x, _ = _batch(sizes, n)
-        if dtype is not None:
-            model, ref = cls(*sizes, rng=0, dtype=dtype), TwoLayerMLP(*sizes, rng=0,
-                                                                       dtype=dtype)
-            x = x.astype(dtype)
+        x = x.astype(dtype or np.float64)
         copy = x.copy()
         got = model.forward(x)
         unchanged([x], [copy], ["x"], "forward(x)")
