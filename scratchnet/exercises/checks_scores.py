@@ -1,0 +1,192 @@
+"""Checks for scores to probabilities and the losses: values and the conventions' edges.
+
+Each check calls the student's function on one input of ``docs/conventions.md``
+(large logits, ``-inf`` entries, one class, a batch of one, float32, the empty
+batch where it is defined) and compares with the library's function.  Only the
+covered arguments are passed, and only NumPy arrays, so a correct minimal NumPy
+implementation passes every check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..losses import cross_entropy, nll_loss
+from ..softmax import log_softmax, logsumexp, softmax
+from .probes import Failed, expect_close, fd_gradient, show, unchanged
+
+__all__ = ["CHECKS"]
+
+_RNG_LOGITS = np.array([[0.3, -1.2, 2.0, 0.5], [1.5, 0.0, -0.7, -2.2],
+                        [-0.4, 0.9, 0.1, 1.3]])
+_LARGE = np.array([[1000.0, 0.0, -1000.0], [1e4, 1e4, 0.0]])
+_NEG_INF = np.array([[0.0, -np.inf, 1.0], [2.0, -np.inf, -np.inf]])
+_OVERFLOW = ("exp overflowed: subtract each row's maximum before exp "
+             "(x - x.max(axis=-1, keepdims=True)); the result does not change")
+_LOG_UNDERFLOW = ("log(softmax(x)) underflows to log(0) = -inf where the "
+                  "log-probability is finite: compute (x - m) - log(sum(exp(x - m))) "
+                  "with m the row maximum")
+
+
+def _elementwise(name, ref, hint_large):
+    """The six checks of a row-wise function (softmax, log_softmax, logsumexp)."""
+    def values(f):
+        expect_close(f(_RNG_LOGITS.copy()), ref(_RNG_LOGITS),
+                     f"{name}(x) for x = {show(_RNG_LOGITS)}")
+
+    def one_sample(f):
+        x = _RNG_LOGITS[0]
+        expect_close(f(x.copy()), ref(x), f"{name}(x) for one sample, x = {show(x)}",
+                     hint="the classes are on the last axis: axis=-1 works for one "
+                          "sample (M,) and for a batch (N, M)")
+
+    def large(f):
+        got = f(_LARGE.copy())
+        underflow = np.isneginf(np.asarray(got, dtype=float)).any()
+        expect_close(got, ref(_LARGE), f"{name}(x) for large logits x = {show(_LARGE)}",
+                     hint=_LOG_UNDERFLOW if underflow and name == "log_softmax"
+                     else hint_large)
+
+    def neg_inf(f):
+        expect_close(f(_NEG_INF.copy()), ref(_NEG_INF),
+                     f"{name}(x) for x = {show(_NEG_INF)} (-inf: probability 0)",
+                     hint="-inf is a logit of probability 0: exp(-inf) = 0 needs no "
+                          "special case once each row is shifted by its finite maximum")
+
+    def one_class(f):
+        x = np.array([[3.0], [-2.0]])
+        expect_close(f(x.copy()), ref(x), f"{name}(x) for one class, x = {show(x)}")
+
+    def batch_of_one(f):
+        x = _RNG_LOGITS[:1]
+        expect_close(f(x.copy()), ref(x),
+                     f"{name}(x) for a batch of one, x = {show(x)}",
+                     hint="reduce over the last axis with keepdims=True")
+
+    def float32(f):
+        x = _RNG_LOGITS.astype(np.float32)
+        expect_close(f(x.copy()), ref(x), f"{name}(x) for float32 x = {show(x)}",
+                     rtol=1e-5, atol=1e-6, dtype=np.float32)
+
+    def empty_batch(f):
+        x = np.zeros((0, 3))
+        expect_close(f(x.copy()), ref(x), f"{name}(x) for an empty batch, shape (0, 3)")
+
+    return [("values", values), ("one sample", one_sample), ("large logits", large),
+            ("-inf entries", neg_inf), ("one class", one_class),
+            ("batch of one", batch_of_one), ("float32 kept", float32),
+            ("empty batch", empty_batch)]
+
+
+def _log_softmax_underflow(f):
+    x = np.array([[0.0, -1e4, -50.0]])
+    expect_close(f(x.copy()), log_softmax(x), f"log_softmax(x) for x = {show(x)}",
+                 hint=_LOG_UNDERFLOW)
+
+
+_TARGETS = np.array([2, 0, 3])
+
+
+def _loss_checks(name, student_input, ref):
+    """Checks of a mean loss of class targets (cross_entropy, nll_loss)."""
+    def prepare(logits):  # a new array: the student may write into it
+        return np.array(student_input(logits), dtype=float)
+
+    def values(f):
+        z = prepare(_RNG_LOGITS)
+        got = f(z.copy(), _TARGETS.copy())
+        if np.ndim(got) != 0:
+            raise Failed(f"{name}({show(z)}, targets={_TARGETS}) returned "
+                         f"{show(got)}", "return the mean over the batch, one number")
+        expect_close(got, ref(z, _TARGETS), f"{name}({show(z)}, targets={_TARGETS})",
+                     n=len(_TARGETS))
+
+    def large(f):
+        z = prepare(_LARGE)
+        t = np.array([1, 2])
+        expect_close(f(z.copy(), t), ref(z, t),
+                     f"{name} for large logits {show(z)}, targets={t}", hint=_OVERFLOW)
+
+    def neg_inf(f):
+        z = prepare(_NEG_INF)
+        t = np.array([2, 0])
+        expect_close(f(z.copy(), t), ref(z, t),
+                     f"{name} for {show(z)} (-inf: probability 0), targets={t}",
+                     hint="a class of probability 0 that is not the target costs "
+                          "nothing: do not multiply -inf by 0")
+
+    def one_class(f):
+        z, t = prepare(np.array([[3.0], [-2.0]])), np.array([0, 0])
+        expect_close(f(z.copy(), t), ref(z, t), f"{name} for one class, {show(z)}")
+
+    def batch_of_one(f):
+        z, t = prepare(_RNG_LOGITS[:1]), np.array([1])
+        expect_close(f(z.copy(), t), ref(z, t), f"{name} for a batch of one, {show(z)}")
+
+    def inputs_kept(f):
+        z = prepare(_RNG_LOGITS)
+        copy = z.copy()
+        f(z, _TARGETS.copy())
+        unchanged([z], [copy], ["its input"], f"{name}(...)")
+
+    return [("values", values), ("large logits", large), ("-inf entries", neg_inf),
+            ("one class", one_class), ("batch of one", batch_of_one),
+            ("inputs unchanged", inputs_kept)]
+
+
+def _ce_grad_reference(z, t):
+    n = z.shape[0]
+    p = softmax(z)
+    p[np.arange(n), t] -= 1
+    return p / n
+
+
+def _grad_checks():
+    def values(f):
+        z = _RNG_LOGITS.copy()
+        expect_close(f(z.copy(), _TARGETS.copy()), _ce_grad_reference(z, _TARGETS),
+                     f"cross_entropy_grad({show(z)}, targets={_TARGETS})", n=3)
+
+    def finite_differences(f):
+        z = _RNG_LOGITS.copy()
+        numeric = fd_gradient(lambda: float(cross_entropy(z, _TARGETS)), z)
+        expect_close(f(z.copy(), _TARGETS.copy()), numeric,
+                     "cross_entropy_grad against central differences of the loss "
+                     f"at {show(z)}", rtol=1e-5, atol=1e-7, n=3)
+
+    def large(f):
+        z, t = _LARGE.copy(), np.array([1, 2])
+        expect_close(f(z.copy(), t), _ce_grad_reference(z, t),
+                     f"cross_entropy_grad for large logits {show(z)}", n=2,
+                     hint=_OVERFLOW)
+
+    def neg_inf(f):
+        z, t = _NEG_INF.copy(), np.array([2, 0])
+        expect_close(f(z.copy(), t), _ce_grad_reference(z, t),
+                     f"cross_entropy_grad for {show(z)} (-inf: probability 0)", n=2)
+
+    def float32(f):
+        z = _RNG_LOGITS.astype(np.float32)
+        expect_close(f(z.copy(), _TARGETS.copy()), _ce_grad_reference(z, _TARGETS),
+                     f"cross_entropy_grad for float32 logits {show(z)}", rtol=1e-5,
+                     atol=1e-6, dtype=np.float32, n=3)
+
+    def inputs_kept(f):
+        z = _RNG_LOGITS.copy()
+        f(z, _TARGETS.copy())
+        unchanged([z], [_RNG_LOGITS], ["logits"], "cross_entropy_grad(logits, targets)")
+
+    return [("values", values), ("finite differences", finite_differences),
+            ("large logits", large), ("-inf entries", neg_inf),
+            ("float32 kept", float32), ("inputs unchanged", inputs_kept)]
+
+
+CHECKS = {
+    "logsumexp": _elementwise("logsumexp", logsumexp, _OVERFLOW),
+    "softmax": _elementwise("softmax", softmax, _OVERFLOW),
+    "log_softmax": [*_elementwise("log_softmax", log_softmax, _OVERFLOW),
+                    ("no underflow", _log_softmax_underflow)],
+    "nll_loss": _loss_checks("nll_loss", log_softmax, nll_loss),
+    "cross_entropy": _loss_checks("cross_entropy", np.asarray, cross_entropy),
+    "cross_entropy_grad": _grad_checks(),
+}

@@ -1,0 +1,91 @@
+"""The homework kit's command line: ``python -m scratchnet exercises list|make|check``.
+
+``list`` prints the catalogue, ``make`` writes the student edition (or with
+``--solutions`` the answer key) of exercises or whole chapters, ``check``
+grades a student's package and exits 0 at full marks, 1 otherwise and 2 for a
+usage error (no such folder, no exercises in it, an unknown id).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from .catalogue import catalogue_text, select
+from .grader import UsageError, check
+from .source import make
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m scratchnet exercises",
+        description="Hand out scratchnet's chapters as exercises and grade them.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    show = sub.add_parser("list", help="print the catalogue of exercises")
+    show.add_argument("names", nargs="*", metavar="ID_OR_CHAPTER")
+    write = sub.add_parser("make", help="write the student edition as a package")
+    write.add_argument("names", nargs="*", metavar="ID_OR_CHAPTER",
+                       help="exercise ids or chapters (default: all)")
+    write.add_argument("--out", required=True, metavar="DIR")
+    write.add_argument("--solutions", action="store_true",
+                       help="the answer key: the chapters' bodies in place")
+    grade = sub.add_parser("check", help="grade a student's package")
+    grade.add_argument("directory", metavar="DIR")
+    grade.add_argument("--only", nargs="+", default=[], metavar="ID")
+    grade.add_argument("--json", metavar="FILE", help="Gradescope's results.json")
+    grade.add_argument("--time-limit", type=float, default=10.0, metavar="SECONDS",
+                       help="per check (default 10)")
+    grade.add_argument("--memory-mb", type=int, default=2048, metavar="MB",
+                       help="address space of the child process (default 2048)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``list``, ``make`` or ``check``; return the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after ``exercises`` (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success (``check``: full marks), 1 when ``check`` finds points
+        lost, 2 for a usage error.
+
+    Examples
+    --------
+    >>> main(["list", "relu_backward"])  # doctest: +NORMALIZE_WHITESPACE
+    id             chapter  points  exercise
+    relu_backward  layers        5  relu_backward(dout, cache)
+        teaches: the ReLU passes the gradient where its input was > 0
+        given:   relu_forward
+    0
+    >>> main(["check", "no/such/folder"])
+    error: no such directory: no/such/folder
+    2
+    """
+    try:
+        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as stop:
+        return int(stop.code or 0)
+    try:
+        if args.command == "list":
+            print(catalogue_text(select(args.names)))
+            return 0
+        if args.command == "make":
+            files = make(args.names, args.out, solutions=args.solutions)
+            print(f"wrote {len(files)} files to {args.out}: "
+                  f"{', '.join(f.name for f in files)}")
+            return 0
+        report = check(args.directory, only=args.only, json_path=args.json,
+                       limit=args.time_limit, memory_mb=args.memory_mb)
+    except (UsageError, KeyError) as err:
+        print(f"error: {err.args[0]}")
+        return 2
+    print(report.text())
+    return 0 if report.score >= report.max_score else 1

@@ -1,0 +1,232 @@
+"""What a check is made of: failures that explain, comparisons that diagnose.
+
+A check is a plain function that calls the student's code on one input and
+compares what comes back with the reference, the library's own function.
+When they differ it raises :class:`Failed` with the input, what was
+expected, what came back and, when the difference has the shape of a classic
+mistake (N times too large, the opposite sign, a transposed matrix), a hint
+the student can act on.  Finite differences give gradients that do not
+depend on any backward pass, the library's included.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["Failed", "expect_close", "fd_gradient", "mistake_hint", "show", "unchanged"]
+
+
+class Failed(AssertionError):
+    """A check that did not pass: what went wrong, and what to change.
+
+    Parameters
+    ----------
+    message : str
+        Which input, what was expected, what came back.
+    hint : str, optional
+        What to change, when the mistake is recognised.
+
+    Examples
+    --------
+    >>> err = Failed("softmax(x): expected [0.5 0.5], got [nan nan]", "shift")
+    >>> err.message, err.hint
+    ('softmax(x): expected [0.5 0.5], got [nan nan]', 'shift')
+    """
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message if not hint else f"{message}\nhint: {hint}")
+        self.message, self.hint = message, hint
+
+
+def show(value: Any) -> str:
+    """A short one-line text of an array (or anything) for a message.
+
+    Parameters
+    ----------
+    value : array_like or object
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> show(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    '[[1. 2.] [3. 4.]] (float64, shape (2, 2))'
+    """
+    if isinstance(value, (np.ndarray, np.generic)):
+        text = np.array2string(np.asarray(value), precision=6, threshold=12,
+                               max_line_width=10**6).replace("\n", "")
+        return f"{' '.join(text.split())} ({value.dtype}, shape {np.shape(value)})"
+    if isinstance(value, (list, tuple)) and value and all(
+            isinstance(v, np.ndarray) for v in value):
+        return "(" + ", ".join(show(v) for v in value) + ")"
+    text = repr(value)
+    return text if len(text) < 200 else text[:200] + "..."
+
+
+def _close(a: Any, b: Any, rtol: float, atol: float) -> bool:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol,
+                                                   equal_nan=True))
+
+
+def mistake_hint(got: Any, expected: Any, *, n: int = 0, rtol: float = 1e-6,
+                 atol: float = 1e-9) -> str:
+    """Recognise a classic mistake in a wrong result: N times, the sign, the transpose.
+
+    Parameters
+    ----------
+    got, expected : array_like
+        What came back and what should have.
+    n : int, optional
+        The batch size, to recognise a missing (or doubled) 1/N.
+    rtol, atol : float
+        Tolerances of the comparisons.
+
+    Returns
+    -------
+    str
+        The hint, or "" when none fits.
+
+    Examples
+    --------
+    >>> mistake_hint(np.array([2.0, -4.0]), np.array([1.0, -2.0]), n=2)
+    'the result is N = 2 times too large: a mean over the batch divides by N'
+    >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> print(mistake_hint(a.T, a)[:48])
+    the result is the transpose of the expected matr
+    """
+    got = np.asarray(got, dtype=float) if not isinstance(got, (dict, tuple)) else got
+    expected = np.asarray(expected, dtype=float)
+    if not isinstance(got, np.ndarray) or not np.isfinite(expected).all():
+        return ""
+    if not np.any(expected):
+        return ""
+    if n > 1 and _close(got, n * expected, rtol, atol):
+        return (f"the result is N = {n} times too large: a mean over the batch "
+                "divides by N")
+    if n > 1 and _close(got * n, expected, rtol, atol):
+        return f"the result is N = {n} times too small: divide by N once, not twice"
+    if _close(got, -expected, rtol, atol):
+        return "the sign is wrong: the result is minus the expected one"
+    if expected.ndim == 2 and expected.shape[0] != 1 and expected.shape[1] != 1 and \
+            _close(got, expected.T, rtol, atol):
+        return ("the result is the transpose of the expected matrix: check the order "
+                "of the factors (dW = x.T @ dout has the shape of W)")
+    return ""
+
+
+def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-6,
+                 atol: float = 1e-9, n: int = 0, hint: str = "",
+                 dtype: Any = None) -> None:
+    """Raise :class:`Failed` unless ``got`` matches ``expected`` (shape, values, dtype).
+
+    Parameters
+    ----------
+    got, expected : array_like
+        What the student's code returned and what the reference gives.
+    what : str
+        The call and its input, for the message (``"softmax(x) for x = ..."``).
+    rtol, atol : float
+        Tolerances; NaN matches NaN and infinities must agree.
+    n : int, optional
+        The batch size, for :func:`mistake_hint`.
+    hint : str, optional
+        A hint for this input when no classic mistake is recognised.
+    dtype : dtype, optional
+        The dtype the result must keep (``np.float32``).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> expect_close(np.array([0.5, 0.5]), np.array([0.5, 0.5]), "softmax(x)")
+    >>> try:
+    ...     expect_close(np.array([1.0]), np.array([-1.0]), "f(x)")
+    ... except Failed as err:
+    ...     print(err.hint)
+    the sign is wrong: the result is minus the expected one
+    """
+    try:
+        arr = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        raise Failed(f"{what}: expected {show(expected)}, got {show(got)}, "
+                     "which is not an array of numbers") from None
+    message = f"{what}: expected {show(np.asarray(expected))}, got {show(got)}"
+    if arr.shape != np.shape(expected):
+        raise Failed(message, mistake_hint(arr, expected, n=n) or hint or
+                     f"the shape should be {np.shape(expected)}")
+    if not _close(arr, expected, rtol, atol):
+        raise Failed(message, mistake_hint(arr, expected, n=n, rtol=rtol, atol=atol)
+                     or hint)
+    if dtype is not None and np.asarray(got).dtype != dtype:
+        raise Failed(f"{what}: expected dtype {np.dtype(dtype)}, got "
+                     f"{np.asarray(got).dtype}", "keep the input's dtype: float32 in, "
+                     "float32 out (no dtype=float, no np.float64(...))")
+
+
+def fd_gradient(f: Callable[[], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of the scalar ``f()`` with respect to every entry of ``x``.
+
+    Parameters
+    ----------
+    f : callable
+        No arguments; reads ``x``, which is changed in place and restored.
+    x : ndarray of float64
+    eps : float, default 1e-6
+
+    Returns
+    -------
+    ndarray, shape of ``x``
+
+    Examples
+    --------
+    >>> x = np.array([1.0, 2.0])
+    >>> fd_gradient(lambda: float((x ** 2).sum()), x).round(6)
+    array([2., 4.])
+    """
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        up = f()
+        x[i] = old - eps
+        down = f()
+        x[i] = old
+        grad[i] = (up - down) / (2 * eps)
+    return grad
+
+
+def unchanged(arrays: Sequence[np.ndarray], copies: Sequence[np.ndarray],
+              names: Sequence[str], what: str) -> None:
+    """Raise :class:`Failed` if a call changed an array it was given.
+
+    Parameters
+    ----------
+    arrays, copies : sequence of ndarray
+        The arrays passed, and copies taken before the call.
+    names : sequence of str
+        Their names.
+    what : str
+        The call, for the message.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> a = np.ones(2)
+    >>> unchanged([a], [a.copy()], ["dout"], "relu_backward(dout, cache)")
+    """
+    for arr, copy, name in zip(arrays, copies, names):
+        if not np.array_equal(arr, copy, equal_nan=True):
+            raise Failed(f"{what} changed its argument {name}: it was {show(copy)}, "
+                         f"it is now {show(arr)}",
+                         f"a backward pass must not write into {name}: compute a new "
+                         f"array ({name} * mask, np.where(...)) or copy it first")

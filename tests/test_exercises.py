@@ -1,0 +1,253 @@
+"""The homework kit: catalogue, student edition, grader, report, Gradescope JSON.
+
+The expensive part, grading in a child process, runs a few times only: the
+answer key and a hand-written minimal submission once each (all exercises),
+the skeleton once, and the failure modes with ``only``.
+"""
+
+import importlib
+import inspect
+import json
+import sys
+import time
+
+import numpy as np
+import pytest
+from _minimal_submission import write
+
+import scratchnet.exercises as ex
+from scratchnet.exercises.cli import main
+
+REQUIRED = ["softmax", "log_softmax", "logsumexp", "cross_entropy", "cross_entropy_grad",
+            "nll_loss", "linear_backward", "relu_backward", "tanh_backward", "entropy",
+            "kl_divergence", "two_gaussian_posterior", "TwoLayerMLP.forward",
+            "TwoLayerMLP.backward", "SGD.update", "Adam.update", "train_step"]
+
+
+def _chapter_object(exercise):
+    obj = importlib.import_module(f"scratchnet.{exercise.chapter}")
+    for part in exercise.id.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+# --- the catalogue ------------------------------------------------------------------
+
+def test_catalogue_has_the_required_exercises_one_per_chapter_at_least():
+    ids = [e.id for e in ex.CATALOGUE]
+    assert len(ids) >= 15 and set(REQUIRED) <= set(ids)
+    assert {e.chapter for e in ex.CATALOGUE} == set(ex.CHAPTER_ORDER)
+
+
+@pytest.mark.parametrize("exercise", ex.CATALOGUE, ids=lambda e: e.id)
+def test_each_exercise_is_a_chapter_object_named_by_its_id(exercise):
+    obj = _chapter_object(exercise)
+    assert obj.__qualname__ == exercise.id
+    params = list(inspect.signature(obj).parameters)
+    assert list(exercise.covers) == [p for p in params if p in exercise.covers]
+    assert exercise.points > 0 and exercise.teaches and exercise.todo
+    for name in exercise.given:   # given objects are chapter objects too
+        assert any(hasattr(importlib.import_module(f"scratchnet.{c}"), name.split(".")[0])
+                   for c in ex.CHAPTER_ORDER), name
+
+
+def test_list_prints_the_catalogue(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"{e.id}(" in out for e in ex.CATALOGUE)
+    assert "cross_entropy(logits, targets)" in out   # the covered arguments only
+
+
+# --- the student edition ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def editions(tmp_path_factory):
+    root = tmp_path_factory.mktemp("editions")
+    assert main(["make", "--out", str(root / "hw")]) == 0
+    assert main(["make", "--solutions", "--out", str(root / "key")]) == 0
+    return root
+
+
+def _import(directory, name):
+    for cached in [m for m in sys.modules if m.split(".")[0] == directory.name]:
+        del sys.modules[cached]   # another test's package of the same name
+    sys.path.insert(0, str(directory.parent))
+    try:
+        return importlib.import_module(f"{directory.name}.{name}")
+    finally:
+        sys.path.remove(str(directory.parent))
+
+
+def test_make_writes_one_module_per_chapter_and_a_readme(editions):
+    hw = editions / "hw"
+    assert sorted(p.name for p in hw.iterdir()) == sorted(
+        [f"{c}.py" for c in ex.CHAPTER_ORDER] + ["__init__.py", "README.md"])
+    assert "exercises check hw" in (hw / "README.md").read_text()
+    assert "from .softmax import" in (hw / "losses.py").read_text()   # relative
+    assert "from .layers import" in (hw / "mlp.py").read_text()
+
+
+@pytest.mark.parametrize("exercise", ex.CATALOGUE, ids=lambda e: e.id)
+def test_skeleton_keeps_signature_and_docstring_and_raises(editions, exercise):
+    module = _import(editions / "hw", exercise.chapter)
+    obj = module
+    for part in exercise.id.split("."):
+        obj = getattr(obj, part)
+    chapter = _chapter_object(exercise)
+    assert list(inspect.signature(obj).parameters) == list(exercise.covers)
+    doc, original = inspect.getdoc(obj), inspect.getdoc(chapter)
+    assert doc.splitlines()[0] == original.splitlines()[0]
+    assert doc.split("Examples")[-1] == original.split("Examples")[-1]   # doctest kept
+    source = inspect.getsource(obj)
+    assert f'raise NotImplementedError("{exercise.id}: {exercise.todo}")' in source
+
+
+@pytest.mark.parametrize("exercise", ex.CATALOGUE, ids=lambda e: e.id)
+def test_the_answer_key_is_the_chapters_own_body(editions, exercise):
+    """Read from the source: every line of the chapter's body is in the key."""
+    key = (editions / "key" / f"{exercise.chapter}.py").read_text()
+    source = inspect.getsource(_chapter_object(exercise))
+    body = source.split('"""')[-1]   # after the docstring
+    assert [line for line in body.splitlines() if line.strip() not in key] == []
+
+
+def test_make_takes_chapters(tmp_path, capsys):
+    assert main(["make", "layers", "--out", str(tmp_path / "hw")]) == 0
+    assert [e.id for e in ex.exercises_in(tmp_path / "hw")] == [
+        "linear_backward", "relu_backward", "tanh_backward"]
+
+
+def test_what_is_given_works(editions):
+    layers = _import(editions / "hw", "layers")
+    out, cache = layers.linear_forward(np.ones((2, 3)), np.ones((3, 4)), np.zeros(4))
+    assert out.shape == (2, 4) and len(cache) == 2
+    mlp = _import(editions / "hw", "mlp")
+    chapter = importlib.import_module("scratchnet.mlp").TwoLayerMLP
+    assert issubclass(mlp.TwoLayerMLP, chapter)
+    assert set(vars(mlp.TwoLayerMLP)) >= {"forward", "backward"}
+
+
+def test_the_given_forward_is_in_place_when_only_backward_is_asked(tmp_path):
+    ex.make(["TwoLayerMLP.backward"], tmp_path / "hw")
+    mlp = _import(tmp_path / "hw", "mlp")
+    model = mlp.TwoLayerMLP(2, 3, 2, rng=0)
+    assert model.forward(np.ones((4, 2))).shape == (4, 2)   # given, working
+    with pytest.raises(NotImplementedError, match=r"TwoLayerMLP\.backward"):
+        model.backward(np.ones((4, 2)))
+
+
+# --- grading --------------------------------------------------------------------------
+
+def test_the_answer_key_scores_full_marks_within_the_time_budget(editions, tmp_path):
+    start = time.perf_counter()
+    status = main(["check", str(editions / "key"), "--json", str(tmp_path / "r.json")])
+    assert status == 0
+    assert time.perf_counter() - start < 30
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert results["score"] == sum(e.points for e in ex.CATALOGUE) == 100
+    assert {"name", "score", "max_score", "output"} <= set(results["tests"][0])
+    ids = [e.id for e in ex.CATALOGUE]
+    assert all(t["name"].split(":")[0] in ids for t in results["tests"])
+    assert sum(t["score"] for t in results["tests"]) == pytest.approx(100)
+
+
+def test_a_minimal_numpy_submission_scores_full_marks(tmp_path):
+    report = ex.check(write(tmp_path / "hw"))
+    assert report.score == report.max_score == 100, report.text()
+
+
+def test_the_skeleton_scores_zero_without_tracebacks(editions, capsys):
+    assert main(["check", str(editions / "hw")]) == 1
+    out = capsys.readouterr().out
+    assert out.count("not implemented yet") == len(ex.CATALOGUE)
+    assert "Traceback" not in out and out.strip().endswith("total: 0/100 points")
+
+
+def test_a_package_without_init_is_graded(tmp_path):
+    hw = write(tmp_path / "hw")
+    (hw / "__init__.py").unlink()
+    report = ex.check(hw, only=["relu_backward"])
+    assert report.score == report.max_score == 5, report.text()
+
+
+def test_usage_errors_exit_2(tmp_path, capsys):
+    assert main(["check", str(tmp_path / "missing")]) == 2
+    (tmp_path / "empty").mkdir()
+    assert main(["check", str(tmp_path / "empty")]) == 2
+    assert main(["check", str(write(tmp_path / "hw")), "--only", "nothing"]) == 2
+    assert main(["make", "nothing", "--out", str(tmp_path / "x")]) == 2
+    assert main(["frobnicate"]) == 2
+    assert "error: no such directory" in capsys.readouterr().out
+
+
+def test_handing_back_the_library_function_scores_nothing(tmp_path):
+    hw = write(tmp_path / "hw", {
+        "softmax": [("def softmax(x):", "from scratchnet import softmax\n\n\n"
+                     "def unused(x):")],
+        "layers": [("return dout * (cache > 0)",
+                    "import scratchnet as sn\n    return sn.layers.relu_backward(dout, cache)")]})
+    report = ex.check(hw, only=["softmax", "relu_backward", "tanh_backward"])
+    results = {r["id"]: r for r in report.results}
+    for name in ("softmax", "relu_backward"):
+        assert results[name]["points"] == 0
+        assert "scratchnet's own" in results[name]["message"]
+    assert results["tanh_backward"]["points"] == 5
+
+
+def test_an_infinite_loop_costs_its_checks_only(tmp_path):
+    hw = write(tmp_path / "hw", {"layers": [
+        ("return dout * (cache > 0)", "while True:\n        pass")]})
+    report = ex.check(hw, only=["relu_backward", "tanh_backward"], limit=0.3)
+    relu, tanh = report.results
+    assert relu["points"] == 0 and "time limit" in relu["checks"][0]["message"]
+    assert tanh["points"] == tanh["max_points"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux")
+def test_a_huge_allocation_costs_its_exercise_only(tmp_path):
+    """1 GB, which a machine without the limit would allocate: the limit stops it."""
+    hw = write(tmp_path / "hw", {"layers": [
+        ("return dout * (cache > 0)", "return np.ones(2**27) * dout.sum()")]})
+    report = ex.check(hw, only=["relu_backward", "tanh_backward"], memory_mb=768)
+    relu, tanh = report.results
+    assert relu["points"] == 0 and "out of memory" in relu["checks"][0]["message"]
+    assert tanh["points"] == tanh["max_points"]
+
+
+def test_a_crash_of_the_child_costs_its_exercise_only(tmp_path):
+    hw = write(tmp_path / "hw", {"layers": [
+        ("return dout * (cache > 0)", "import os\n    os.abort()")]})
+    report = ex.check(hw, only=["relu_backward", "tanh_backward"])
+    relu, tanh = report.results
+    assert relu["points"] == 0 and "died" in relu["message"]
+    assert tanh["points"] == tanh["max_points"]
+
+
+def test_an_exception_says_where_and_a_syntax_error_costs_its_module(tmp_path):
+    hw = write(tmp_path / "hw", {
+        "layers": [("return dout * (1 - cache ** 2)", "return dout @ cache")],
+        "information": [("def entropy(p):", "def entropy(p)")]})
+    report = ex.check(hw, only=["tanh_backward", "entropy", "relu_backward"])
+    results = {r["id"]: r for r in report.results}
+    message = results["tanh_backward"]["checks"][0]["message"]
+    assert "raised ValueError" in message and "layers.py line 14" in message
+    assert "information.py could not be imported" in results["entropy"]["message"]
+    assert results["relu_backward"]["points"] == 5
+
+
+def test_assert_passes_in_a_students_own_test():
+    def softmax(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    ex.assert_passes("softmax", softmax)
+    with pytest.raises(AssertionError, match="subtract each row's maximum"):
+        ex.assert_passes("softmax", lambda x: np.exp(x) / np.exp(x).sum(-1, keepdims=True),
+                         "large logits")
+    with pytest.raises(KeyError):
+        ex.assert_passes("softmax", softmax, "no such check")
+
+
+def test_the_reference_trains_to_the_posterior_with_margin_over_12_seeds():
+    kls = [ex.train_to_posterior(seed=seed) for seed in range(12)]
+    assert max(kls) < ex.KL_THRESHOLD / 4, kls
