@@ -46,6 +46,8 @@ The modules read in order, like chapters; each imports only those above it.
                      reused buffers, and an ensemble of seeds; pinned by tests
 ``plotting``         the figures (imported on first use: it needs matplotlib)
 ``experiments``      the reproduction, shared by the CLI and the notebooks
+``exercises``        the homework kit: any chapter as an exercise, its student
+                     edition generated from the source, the grader
 ===================  ===========================================================
 
 Examples
@@ -114,13 +116,13 @@ from .softmax import (
 from .train import train, train_step
 from .units import bits_to_nats, nats_to_bits
 
-_LAZY_MODULES = ("plotting", "experiments")
+_LAZY_MODULES = ("plotting", "experiments", "exercises")
 
 from . import fast  # noqa: E402  (after the chapters it is pinned to)
 
 
 def __getattr__(name: str) -> Any:
-    """Import the matplotlib-based modules on first use (``sn.plotting``)."""
+    """Import plotting, experiments and exercises on first use (``sn.plotting``)."""
     if name in _LAZY_MODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
