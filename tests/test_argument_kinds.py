@@ -271,6 +271,12 @@ row(metrics.fit_gaussian_by_kl, (DENSITY, GRID), {"direction": np.array("forward
 row(metrics.fit_gaussian_by_kl, (DENSITY, GRID), {"direction": "sideways"}, ValueError,
     "direction")
 row(metrics.fit_gaussian_by_kl, ("abc", GRID), {}, TypeError, "p")
+row(metrics.fit_temperature, ("abc", [0]), {}, TypeError, "logits")
+row(metrics.fit_temperature, ([[0.0, 1.0]], "a"), {}, TypeError, "targets")
+row(metrics.fit_temperature, ([[0.0, 1.0]], [0]), {"bounds": 5}, TypeError, "bounds")
+row(metrics.fit_temperature, ([[0.0, 1.0]], [0]), {"bounds": (0, 1)}, ValueError, "bounds")
+row(metrics.fit_temperature, ([[0.0, 1.0]], [0]), {"bounds": ("a", "b")}, TypeError,
+    "bounds")
 row(metrics.fit_gaussian_by_kl, (DENSITY, "abc"), {}, TypeError, "grid")
 row(metrics.fit_gaussian_by_kl, (DENSITY, 1.0), {}, ValueError, "grid")
 row(metrics.loss_landscape, (["mse"], 0.5, 0.5), {}, TypeError, "kind")
