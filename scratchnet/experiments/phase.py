@@ -32,7 +32,7 @@ import numpy as np
 from .._validation import check_positive_int
 from .grids import STUDY_TASKS, family_task, tail_crossing
 from .runs import EVAL_X
-from .sweeps import Sweep
+from .tables import Sweep
 
 if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn: the training
     from matplotlib.figure import Figure  # workers of the command line start without it
