@@ -198,7 +198,8 @@ def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
                     _by_seed(done[pair]),
                     args.out / f"posterior_{pair[0]}_{pair[1]}.{args.format}")
                 last = experiments.summarize(done[pair], over_seeds=True)[-1]
-                say(f"  {pair[0]} / {pair[1]}: median max|q-P| "
+                median = "median " if args.seeds > 1 else ""  # over several seeds
+                say(f"  {pair[0]} / {pair[1]}: {median}max|q-P| "
                     f"{last['max_abs_error']:.3f}, E KL {last['expected_kl']:.1e} at "
                     f"step {last['step']:,} (figure {seconds:.1f} s)")
 

@@ -61,7 +61,8 @@ def plot_convergence(
         One line per (task, recipe), colour by task and line style by recipe,
         then one per reference bar and an empty one for the legend.  The
         legend tells both apart: one entry per task (its colour, solid) and
-        one per recipe (its line style, in black).
+        one per recipe (its line style, in black); it stands outside the
+        axes, on the right, where it covers no point.
 
     Notes
     -----
@@ -112,7 +113,8 @@ def plot_convergence(
     ax.set(xscale="log", yscale="log", xlabel="training steps (mini-batches)",
            ylabel=METRIC_LABELS.get(metric, metric))
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(handles=handles, fontsize="x-small", framealpha=0.9)
+    ax.legend(handles=handles, fontsize="x-small", loc="upper left",
+              bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
     return ax
 
 
