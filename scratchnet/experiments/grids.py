@@ -49,6 +49,7 @@ import numpy as np
 
 from .._validation import check_positive_int
 from ..gaussian import GaussianClasses
+from ._checks import names
 from .axes import check_axis_value, parse_axis, real_number
 from .recipes import LOSSES, RECIPES, get_recipe
 from .runs import run_group, tail_mass
@@ -363,15 +364,15 @@ class Grid:
             set_(self, name, parse_axis(getattr(self, name), name))
         set_(self, "steps", tuple(sorted(parse_axis(self.steps, "steps"))))
         for name, valid in (("recipes", tuple(RECIPES)), ("losses", LOSSES)):
-            values = (getattr(self, name),) if isinstance(getattr(self, name), str) \
-                else tuple(getattr(self, name))
-            bad = [v for v in values if v not in valid]
-            if bad or not values or len(set(values)) != len(values):
-                raise ValueError(f"{name} must be distinct names from "
-                                 f"{', '.join(valid)}; got {values!r}")
-            set_(self, name, values)
-        widths = self.widths or (get_recipe(self.recipes[0]).sizes[1],)
+            set_(self, name, names(getattr(self, name), name, valid))
+        widths = self.widths
+        if isinstance(widths, (tuple, list)) and not widths:
+            widths = (get_recipe(self.recipes[0]).sizes[1],)
         set_(self, "widths", parse_axis(widths, "widths"))
+        if isinstance(self.seeds, (str, bytes)) or not isinstance(
+                self.seeds, (Sequence, np.ndarray, range)):
+            raise TypeError("seeds must be a sequence of seeds (distinct non-negative "
+                            f"integers); got {type(self.seeds).__name__}")
         seeds = tuple(self.seeds)
         if (not seeds or len(set(seeds)) != len(seeds) or any(
                 isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0

@@ -288,6 +288,7 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
 
     fig = Figure(figsize=(11, 4.4), layout="constrained")
     axes = fig.subplots(1, 2)
+    shown = {"max_abs_error": False, "expected_kl": False}
     for k, step in enumerate(steps):
         rows = [r for r in result.summary() if r["step"] == step and all(
             r[key] == chosen[key] for key in ("recipe", "loss", "width", "prior1"))]
@@ -298,10 +299,11 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
             x = np.maximum([r["tail_mass"] for r in rows], _SMALLEST_MASS)
             y = np.array([r[metric] for r in rows], dtype=float)
             drawn = np.isfinite(y) & (y > 0)  # a log axis: no 0, inf or failed cell
-            x, y, inside = x[drawn], y[drawn], inside[drawn]
-            ax.scatter(x[inside], y[inside], s=22, color=color, alpha=0.8,
+            filled, hollow = drawn & inside, drawn & ~inside
+            shown[metric] = shown[metric] or bool(drawn.any())
+            ax.scatter(x[filled], y[filled], s=22, color=color, alpha=0.8,
                        label=f"{step:,} steps")
-            ax.scatter(x[~inside], y[~inside], s=22, facecolors="none",
+            ax.scatter(x[hollow], y[hollow], s=22, facecolors="none",
                        edgecolors=color, alpha=0.8)
             if k == len(steps) - 1:
                 for r in [r for r, shown in zip(rows, drawn) if shown]:
@@ -313,7 +315,11 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
                                         fontsize="small")
     for ax, metric in zip(axes, ("max_abs_error", "expected_kl")):
         ax.set_xscale("log")
-        ax.set_yscale("log")
+        if shown[metric]:
+            ax.set_yscale("log")
+        else:  # the hinge's one-hot readout: an infinite expected KL everywhere
+            ax.text(0.5, 0.5, "infinite everywhere: not drawn", ha="center",
+                    va="center", transform=ax.transAxes, color="0.3")
         ax.set_xlim(_SMALLEST_MASS / 2, 1.0)
         ax.set_xlabel("input mass past the tail crossing (the last one, "
                       r"$P(X > x_{last})$, for $\sigma_1 \geq 1$)")

@@ -154,7 +154,8 @@ def summarize(
     (3, True)
     """
     results = _results(results, "results")
-    if steps is not None and (isinstance(steps, (str, bytes)) or not all(
+    if steps is not None and (isinstance(steps, (str, bytes, Mapping))
+                              or not isinstance(steps, Iterable) or not all(
             isinstance(s, (int, np.integer)) for s in steps)):
         raise TypeError(f"steps must be a sequence of step counts; got {steps!r}")
     for flag, value in (("final", final), ("over_seeds", over_seeds)):

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
 import numpy as np
 
+from ._checks import choice, finite
 from .grids import STUDY_TASKS, SWEEP_COLUMNS, Grid
 
 __all__ = ["SUMMARY_COLUMNS", "SWEEP_METRICS", "Sweep", "SweepWriter"]
@@ -137,6 +139,7 @@ class Sweep:
         >>> result.matrix().shape
         (2, 3)
         """
+        choice(metric, "metric", (*SWEEP_METRICS, "tail_mass"))
         chosen = self._slice(step, recipe, loss, width, prior1)
         grid = self.grid
         values = np.full((len(grid.sigma1), len(grid.mu2)), np.nan)
@@ -187,6 +190,7 @@ class Sweep:
         | recipe | loss | width | steps | grid median max abs(q-P) | points below
         0.05 | separated | unequal-variance | sparse-tail |
         """
+        threshold = finite(threshold, "threshold", low=0.0)
         grid, summary = self.grid, self.summary()
         study = {name: (*point, 0.5) for name, point in STUDY_TASKS.items()
                  if point[0] in grid.mu2 and point[1] in grid.sigma1
@@ -204,9 +208,9 @@ class Sweep:
             finished = errors[~np.isnan(errors)]
             median = f"{np.median(finished):.3f}" if finished.size else "failed"
             below = np.mean(finished < threshold) if finished.size else 0.0
-            cells = [_cell(rows[point]) for point in study.values()]
+            cells = "".join(f" {_cell(rows[point])} |" for point in study.values())
             lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]:,} | "
-                         f"{median} | {below:.0%} |" + "".join(f" {c} |" for c in cells))
+                         f"{median} | {below:.0%} |{cells}")
         failed = [r for r in summary if r["failed"]]
         if failed:
             lines.append("")
@@ -235,7 +239,7 @@ class Sweep:
         >>> [p.name for p in result.write(tempfile.mkdtemp())]
         ['sweep.csv', 'sweep_summary.csv']
         """
-        out = Path(out)
+        out = _folder(out, "out")
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "sweep.csv", out / "sweep_summary.csv"]
         for path, rows, columns in ((paths[0], self.rows, SWEEP_COLUMNS),
@@ -271,7 +275,7 @@ class Sweep:
         >>> sn.experiments.Sweep.read(folder).rows == result.rows
         True
         """
-        path = Path(path)
+        path = _folder(path, "path")
         path = path / "sweep.csv" if path.is_dir() else path
         kinds = {"recipe": str, "loss": str, "crossings": str, "width": int,
                  "seed": int, "step": int, "error": str}
@@ -283,6 +287,14 @@ class Sweep:
             ("recipes", "recipe"), ("losses", "loss"), ("widths", "width"),
             ("steps", "step"), ("seeds", "seed"))}
         return cls(Grid(**axes), rows, 0.0, str(path))
+
+
+def _folder(path: Any, name: str) -> Path:
+    """A path (str or Path), else TypeError naming the argument."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise TypeError(f"{name} must be a folder or file path (str or Path); got "
+                        f"{path!r:.40}")
+    return Path(path)
 
 
 def _spread(metric: str, values: np.ndarray) -> dict[str, float]:
@@ -323,7 +335,7 @@ class SweepWriter:
     """
 
     def __init__(self, out: Union[str, Path]) -> None:
-        self.path = Path(out) / "sweep.csv"
+        self.path = _folder(out, "out") / "sweep.csv"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.path, "w", newline="")
         self._writer = csv.DictWriter(self._file, fieldnames=SWEEP_COLUMNS)
