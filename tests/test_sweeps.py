@@ -271,8 +271,9 @@ def test_phase_diagram_draws_one_cell_per_grid_point():
         assert texts == sorted(f"{v:.2f}" if v >= 0.01 else f"{v:.0e}"
                                for v in expected.ravel())
     names = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert [n.split(" (")[0] for n in names] == ["separated", "unequal-variance",
-                                                 "sparse-tail"]
+    assert [n.split(" (")[0] for n in names[:3]] == ["separated", "unequal-variance",
+                                                     "sparse-tail"]
+    assert "tail mass $10^{-3}$" in names   # the contours, named below the panels
 
 
 def test_tail_mass_and_loss_figures():

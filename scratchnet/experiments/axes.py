@@ -14,7 +14,7 @@ from typing import Any, Union
 
 import numpy as np
 
-__all__ = ["AXES", "check_axis_value", "parse_axis", "real_number"]
+__all__ = ["AXES", "parse_axis"]
 
 #: The numeric axes, ``name -> (kind, low, high)``: ``sigma1`` > 0, ``prior1`` in
 #: (0, 1), ``widths`` and ``steps`` integers >= 1 (None: unbounded).

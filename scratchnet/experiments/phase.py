@@ -104,10 +104,18 @@ def _outside(crossing: np.ndarray) -> np.ndarray:
     return np.maximum(crossing - EVAL_X[-1], EVAL_X[0] - crossing)
 
 
+#: The tail-mass contours: level (log10 of the mass) -> line width.
+_CONTOUR_WIDTHS = {-4: 2.0, -3: 1.3, -2: 0.7}
+
+
 def _tail_contours(ax: Any, mu2_edges: np.ndarray, sigma1_edges: np.ndarray,
-                   prior1: float) -> None:
+                   prior1: float) -> list:
     """Dashed contours of log10 of the tail mass where its crossing lies on the
-    plotted range, and a dotted line where the crossing leaves the range."""
+    plotted range (thicker for less mass), and a dotted line where the crossing
+    leaves the range.  No text on the map: the handles returned name them in the
+    figure's legend, below the panels."""
+    from matplotlib.lines import Line2D
+
     mu2 = np.linspace(mu2_edges[0], mu2_edges[-1], 40)
     sigma1 = np.linspace(max(sigma1_edges[0], 1e-3), sigma1_edges[-1], 40)
     crossing, mass = _tail_mesh(tuple(mu2), tuple(sigma1), prior1)
@@ -116,15 +124,19 @@ def _tail_contours(ax: Any, mu2_edges: np.ndarray, sigma1_edges: np.ndarray,
     logs = np.full(mass.shape, np.nan)
     logs[shown] = np.log10(mass[shown])
     low, high = np.nanmin(logs, initial=np.inf), np.nanmax(logs, initial=-np.inf)
-    levels = [level for level in (-4, -3, -2) if low < level < high]
+    levels = [level for level in sorted(_CONTOUR_WIDTHS) if low < level < high]
+    handles = []
     if levels:
-        lines = ax.contour(mu2, sigma1, logs, levels=levels, colors="white",
-                           linewidths=0.9, linestyles="--")
-        ax.clabel(lines, fmt=lambda v: f"tail 1e{v:.0f}", fontsize="x-small")
+        ax.contour(mu2, sigma1, logs, levels=levels, colors="white",
+                   linewidths=[_CONTOUR_WIDTHS[v] for v in levels], linestyles="--")
+        handles += [Line2D([], [], color="0.35", ls="--", lw=_CONTOUR_WIDTHS[v],
+                           label=f"tail mass $10^{{{v}}}$") for v in levels]
     if np.nanmin(outside, initial=np.inf) < 0 < np.nanmax(outside, initial=-np.inf):
-        edge = ax.contour(mu2, sigma1, outside, levels=[0.0], colors="white",
-                          linewidths=1.2, linestyles=":")
-        ax.clabel(edge, fmt=lambda v: "crossing at the edge", fontsize="x-small")
+        ax.contour(mu2, sigma1, outside, levels=[0.0], colors="white",
+                   linewidths=1.2, linestyles=":")
+        handles.append(Line2D([], [], color="0.35", ls=":", lw=1.2,
+                              label="tail crossing at the edge of [-4, 7]"))
+    return handles
 
 
 def _mark_study_tasks(ax: Any, mu2_edges: np.ndarray, sigma1_edges: np.ndarray,
@@ -187,14 +199,16 @@ def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
         The slice (default: the first value of each axis).
     contours : bool, default True
         Draw the contours of the tail mass (dashed, where its crossing lies on
-        the plotted range :math:`[-4, 7]`) and where that crossing leaves the
-        range (dotted).
+        the plotted range :math:`[-4, 7]`; thicker for less mass) and where
+        that crossing leaves the range (dotted), named in the legend.
 
     Returns
     -------
     matplotlib.figure.Figure
         One ``pcolormesh`` per panel with one cell per grid point, on one
-        logarithmic colour scale; the study's tasks circled and named.
+        logarithmic colour scale; on grids of at most 144 points each cell
+        carries its value, and the study's tasks are outlined; the study's
+        tasks and the contours are named in a legend below the panels.
 
     Examples
     --------
@@ -220,6 +234,8 @@ def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
     mu2_edges, sigma1_edges = _edges(grid.mu2), _edges(grid.sigma1)
     fig = Figure(figsize=(1.0 + 4.6 * len(steps), 4.4), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(steps), sharey=True, squeeze=False)[0])
+    handles: list = []
+    lines: list = []
     for ax, step, matrix in zip(axes, steps, values):
         mesh = ax.pcolormesh(mu2_edges, sigma1_edges, np.ma.masked_invalid(matrix),
                              norm=norm, cmap="viridis")
@@ -228,7 +244,7 @@ def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
             for (i, j), v in np.ndenumerate(matrix):
                 _cell_text(ax, np.sort(grid.mu2)[j], np.sort(grid.sigma1)[i], v, mesh)
         if contours:
-            _tail_contours(ax, mu2_edges, sigma1_edges, chosen["prior1"])
+            lines = _tail_contours(ax, mu2_edges, sigma1_edges, chosen["prior1"])
         if chosen["prior1"] == 0.5:
             handles = _mark_study_tasks(ax, mu2_edges, sigma1_edges,
                                         grid if numbers else None)
@@ -236,10 +252,10 @@ def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
         ax.set_xlabel(r"$\mu_2$ (class 2 is $N(\mu_2, 1)$)")
     axes[0].set_ylabel(r"$\sigma_1$ (class 1 is $N(0, \sigma_1^2)$)")
     fig.colorbar(mesh, ax=list(axes), label=_label(metric, len(grid.seeds)))
-    if chosen["prior1"] == 0.5 and handles:  # below the panels, never over a cell
-        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles),
-                   fontsize="small", frameon=False, title="the study's tasks",
-                   title_fontsize="small")
+    legend = (handles if chosen["prior1"] == 0.5 else []) + (lines if contours else [])
+    if legend:  # below the panels, never over a cell
+        fig.legend(handles=legend, loc="outside lower center",
+                   ncols=min(len(legend), 4), fontsize="small", frameon=False)
     prior = "" if chosen["prior1"] == 0.5 else f", P(c1) = {chosen['prior1']:g}"
     fig.suptitle(f"{chosen['recipe']}, width {chosen['width']}, "
                  f"{_LOSS_NAMES.get(chosen['loss'], chosen['loss'])}, "
