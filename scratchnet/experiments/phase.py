@@ -57,6 +57,21 @@ def _check_sweep(result: Any) -> Sweep:
     return result
 
 
+def _budgets(steps: Any, grid: Any) -> tuple:
+    """The budgets to draw: all of the grid's (None), one, or a non-empty sequence."""
+    if steps is None:
+        return grid.steps
+    if isinstance(steps, (int, np.integer)) and not isinstance(steps, bool):
+        return (int(steps),)
+    if isinstance(steps, (str, bytes)) or not isinstance(steps, (tuple, list,
+                                                                  np.ndarray)):
+        raise TypeError(f"steps must be a budget of the sweep or a sequence of them; "
+                        f"got {steps!r:.40}")
+    if not len(steps):
+        raise ValueError(f"steps must name at least one of the sweep's {grid.steps}")
+    return tuple(np.asarray(steps).tolist())
+
+
 def _label(metric: str, seeds: int) -> str:
     """An axis label: the metric, "median" in front only over several seeds."""
     label = _LABELS.get(metric, metric)
@@ -219,7 +234,9 @@ def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
     6
     """
     grid = _check_sweep(result).grid
-    steps = grid.steps if steps is None else tuple(np.atleast_1d(steps).tolist())
+    steps = _budgets(steps, grid)
+    if not isinstance(contours, (bool, np.bool_)):
+        raise TypeError(f"contours must be True or False; got {contours!r}")
     chosen = result._slice(steps[0], recipe, loss, width, prior1)
     fixed = {k: chosen[k] for k in ("recipe", "loss", "width", "prior1")}
     values = [_sorted_matrix(result, result.matrix(metric, step=step, **fixed))
@@ -296,7 +313,7 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
     ['log', 'log']
     """
     grid = _check_sweep(result).grid
-    steps = grid.steps if steps is None else tuple(np.atleast_1d(steps).tolist())
+    steps = _budgets(steps, grid)
     chosen = result._slice(steps[0], recipe, loss, width, prior1)
     from matplotlib.figure import Figure
 
