@@ -258,7 +258,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     Returns
     -------
     int
-        0 on success; 1 if a run failed (argument errors exit with 2).
+        0 on success; 1 if a run failed, or a cell of a sweep (the others are
+        written, the failed ones with their error); argument errors, and
+        grids too large for memory, exit with 2 before any work.
 
     Examples
     --------
@@ -374,8 +376,11 @@ def build_sweep_parser() -> argparse.ArgumentParser:
         "(mu2, sigma1) = (3, 1) separated, (1, 2) unequal-variance,\n(3, 2) "
         "sparse-tail.  Every network trains once, to the largest budget, and is "
         "measured\nat each.  Output (in --out): sweep.csv, sweep_summary.csv, "
-        "phase*.<format>,\ntail_mass*.<format> and, with several losses, "
-        f"losses*.<format>.\n\nThe default sweep ({default['mu2']} x "
+        "phase*.<format>,\ntail_mass*.<format>, with several losses "
+        "losses*.<format>, and sweep.log.\nsweep.csv gets each unit's rows as it "
+        "finishes; a failed cell keeps its rows (NaN\nmetrics, the error in "
+        "its error column), the others go on, and the exit status is 1."
+        f"\n\nThe default sweep ({default['mu2']} x "
         f"{default['sigma1']}, {default['seeds']} seeds, budgets "
         f"{','.join(map(str, default['steps']))}) takes {_DEFAULT_SWEEP_TIME} on 2 "
         "idle cores.\nOn a cluster: run `dask scheduler` on one machine, `dask worker "

@@ -206,7 +206,7 @@ def test_a_seed_study_is_the_runs_of_its_seeds(seed_study):
     assert seed_study[1].rows == alone.rows
     np.testing.assert_array_equal(seed_study[1].history.losses, alone.history.losses)
     for result in seed_study:   # and each member is the chapters' network
-        model, history = _chapter_textbook_run(seed=result.seed, steps=120)
+        _, history = _chapter_textbook_run(seed=result.seed, steps=120)
         np.testing.assert_allclose(result.history.losses, history.losses, rtol=1e-12,
                                    atol=1e-14)
     with pytest.raises(ValueError, match="seeds must be distinct"):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._validation import check_positive_int, check_scalar
 
-__all__ = ["choice", "finite", "integers", "names", "text"]
+__all__ = ["budgets", "choice", "finite", "integers", "names", "text"]
 
 
 def _kind(value: Any) -> str:
@@ -175,3 +175,39 @@ def names(values: Any, name: str, valid: Sequence[str]) -> tuple[str, ...]:
         raise ValueError(f"{name} must be distinct names from {', '.join(valid)}; got "
                          f"{found!r}")
     return found
+
+
+def budgets(steps: Any, known: tuple) -> tuple:
+    """The budgets a figure draws: all ``known`` ones (None), one, or a sequence.
+
+    Parameters
+    ----------
+    steps : None, int or sequence of int
+    known : tuple of int
+        The sweep's budgets (whether each one drawn is among them is checked
+        where the slice is taken).
+
+    Returns
+    -------
+    tuple
+
+    Examples
+    --------
+    >>> from scratchnet.experiments._checks import budgets
+    >>> budgets(None, (10, 20)), budgets(20, (10, 20))
+    ((10, 20), (20,))
+    >>> budgets([], (10, 20))
+    Traceback (most recent call last):
+    ...
+    ValueError: steps must name at least one of the sweep's budgets (10, 20)
+    """
+    if steps is None:
+        return known
+    if isinstance(steps, numbers.Integral) and not isinstance(steps, (bool, np.bool_)):
+        return (int(steps),)
+    if isinstance(steps, (str, bytes)) or not isinstance(steps, (Sequence, np.ndarray)):
+        raise TypeError(f"steps must be a budget of the sweep or a sequence of them; "
+                        f"got {_kind(steps)}")
+    if not len(steps):
+        raise ValueError(f"steps must name at least one of the sweep's budgets {known}")
+    return tuple(np.asarray(steps).tolist())

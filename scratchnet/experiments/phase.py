@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 import numpy as np
 
 from .._validation import check_positive_int
+from ._checks import budgets
 from .grids import STUDY_TASKS, family_task, tail_crossing
 from .runs import EVAL_X
 from .tables import Sweep
@@ -55,21 +56,6 @@ def _check_sweep(result: Any) -> Sweep:
         raise TypeError("result must be a Sweep (from experiments.sweep or "
                         f"Sweep.read); got {type(result).__name__}")
     return result
-
-
-def _budgets(steps: Any, grid: Any) -> tuple:
-    """The budgets to draw: all of the grid's (None), one, or a non-empty sequence."""
-    if steps is None:
-        return grid.steps
-    if isinstance(steps, (int, np.integer)) and not isinstance(steps, bool):
-        return (int(steps),)
-    if isinstance(steps, (str, bytes)) or not isinstance(steps, (tuple, list,
-                                                                  np.ndarray)):
-        raise TypeError(f"steps must be a budget of the sweep or a sequence of them; "
-                        f"got {steps!r:.40}")
-    if not len(steps):
-        raise ValueError(f"steps must name at least one of the sweep's {grid.steps}")
-    return tuple(np.asarray(steps).tolist())
 
 
 def _label(metric: str, seeds: int) -> str:
@@ -234,7 +220,7 @@ def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
     6
     """
     grid = _check_sweep(result).grid
-    steps = _budgets(steps, grid)
+    steps = budgets(steps, grid.steps)
     if not isinstance(contours, (bool, np.bool_)):
         raise TypeError(f"contours must be True or False; got {contours!r}")
     chosen = result._slice(steps[0], recipe, loss, width, prior1)
@@ -313,7 +299,7 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
     ['log', 'log']
     """
     grid = _check_sweep(result).grid
-    steps = _budgets(steps, grid)
+    steps = budgets(steps, grid.steps)
     chosen = result._slice(steps[0], recipe, loss, width, prior1)
     from matplotlib.figure import Figure
 

@@ -352,6 +352,17 @@ class SweepWriter:
         Returns
         -------
         None
+
+        Examples
+        --------
+        >>> import scratchnet as sn, tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> writer = sn.experiments.SweepWriter(folder)
+        >>> row = dict.fromkeys(sn.experiments.SWEEP_COLUMNS, 0)
+        >>> writer.add([row])   # on disk at once, before close
+        >>> len((folder / "sweep.csv").read_text().splitlines())
+        2
+        >>> writer.close()
         """
         self._writer.writerows(rows)
         self._file.flush()
@@ -362,6 +373,14 @@ class SweepWriter:
         Returns
         -------
         None
+
+        Examples
+        --------
+        >>> import scratchnet as sn, tempfile
+        >>> writer = sn.experiments.SweepWriter(tempfile.mkdtemp())
+        >>> writer.close()
+        >>> writer.path.name
+        'sweep.csv'
         """
         self._file.close()
 
