@@ -245,6 +245,18 @@ BAD_API = [
     ("convergence_figure int", lambda: E.convergence_figure(3), TypeError, "results"),
     ("phase_diagram object", lambda: E.phase_diagram(object()), TypeError, "result"),
     ("Sweep.read int", lambda: E.Sweep.read(3), TypeError, "path"),
+    ("makespan str", lambda: E.makespan("abc", 2), TypeError, "costs"),
+    ("makespan jobs float", lambda: E.makespan([1.0], 1.5), TypeError, "jobs"),
+    ("plan_ensembles list", lambda: E.plan_ensembles([("a", 1)], 2), TypeError,
+     "groups"),
+    ("plan_ensembles jobs str", lambda: E.plan_ensembles({"textbook": ["a"]}, "2"),
+     TypeError, "jobs"),
+    ("ensemble_seconds str", lambda: E.ensemble_seconds(3, 10, 2), TypeError,
+     "recipe"),
+    ("ensemble_seconds steps inf", lambda: E.ensemble_seconds("textbook", math.inf, 2),
+     TypeError, "steps"),
+    ("parse_axis name list", lambda: E.parse_axis("1", ["mu2"]), ValueError, "name"),
+    ("tail_crossing str", lambda: E.tail_crossing("separated"), TypeError, "task"),
 ]
 
 

@@ -111,7 +111,7 @@ def parse_axis(spec: Union[str, Sequence[float], float], name: str) -> tuple:
     ValueError: sigma1 must be start:stop:count (count a positive integer) or a \
 comma-separated list of numbers; got '1:3:x'
     """
-    if name not in AXES:
+    if not isinstance(name, str) or name not in AXES:
         raise ValueError(f"name must be one of {', '.join(AXES)}; got {name!r}")
     integer = AXES[name][0] == "integer"
     if isinstance(spec, str):

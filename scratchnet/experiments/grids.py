@@ -130,6 +130,9 @@ def tail_crossing(task: GaussianClasses) -> tuple[float, float]:
     >>> print(f"{x:.3f} {mass:.2e}")   # class 2 wins both tails: the left one
     -1.927 1.37e-03
     """
+    if not isinstance(task, GaussianClasses) or task.dim != 1:
+        raise TypeError("task must be a one-dimensional GaussianClasses (e.g. "
+                        f"family_task(mu2, sigma1)); got {task!r:.40}")
     crossings = task.decision_boundaries()
     if not crossings.size:
         return math.nan, math.nan
