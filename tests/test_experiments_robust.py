@@ -393,6 +393,9 @@ def _assert_legends_clear(fig):
     assert legends
     for legend in legends:
         box = legend.get_window_extent(renderer)
+        inside = fig.bbox   # and within the figure: nothing clipped when saved
+        assert inside.x0 - 1 <= box.x0 and box.x1 <= inside.x1 + 1, "legend clipped"
+        assert inside.y0 - 1 <= box.y0 and box.y1 <= inside.y1 + 1, "legend clipped"
         for ax in fig.axes:
             if ax.get_label() == "<colorbar>":
                 continue
@@ -414,8 +417,8 @@ def test_the_command_lines_figures_keep_their_legends_off_the_data(study):
 def test_the_sweeps_figures_keep_their_legends_off_the_data():
     result = E.sweep("1,3", "1,2", steps=(10, 20), seeds=1, jobs=1,
                      losses="cross_entropy,hinge")
-    for fig in (E.phase_diagram(result), E.tail_mass_figure(result),
-                E.loss_figure(result)):
+    for fig in (E.phase_diagram(result), E.phase_diagram(result, steps=20),
+                E.tail_mass_figure(result), E.loss_figure(result)):
         _assert_legends_clear(fig)
 
 

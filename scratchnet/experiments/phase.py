@@ -258,7 +258,8 @@ def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
     legend = (handles if chosen["prior1"] == 0.5 else []) + (lines if contours else [])
     if legend:  # below the panels, never over a cell
         fig.legend(handles=legend, loc="outside lower center",
-                   ncols=min(len(legend), 4), fontsize="small", frameon=False)
+                   ncols=min(len(legend), 2 * len(steps)), fontsize="small",
+                   frameon=False)
     prior = "" if chosen["prior1"] == 0.5 else f", P(c1) = {chosen['prior1']:g}"
     fig.suptitle(f"{chosen['recipe']}, width {chosen['width']}, "
                  f"{_LOSS_NAMES.get(chosen['loss'], chosen['loss'])}, "
