@@ -16,14 +16,19 @@ time with the load average before and after.  ``dask`` starts a
 processes and runs a sweep through it (``scheduler=client``), by default the
 20 x 20 grid ``--mu2 0.25:5:20 --sigma1 0.625:3:20`` with 5 seeds and budgets
 1,000, 3,000 and 10,000.  ``losses`` compares the cross-entropy, the squared
-error and the hinge loss on the default grid at budgets 300 to 10,000.  Each
-writes its tables, figures and a pickle of the result (for ``replot``) to
+error and the hinge loss on the default grid at budgets 300 to 10,000, and
+prints the table of ``docs/sweeps.md`` (:func:`loss_table`); beside the usual
+figures it draws each loss's phase diagram at 1,000 and 10,000 steps
+(``phase_<loss>_1000_10000.png``: ``docs/_static/sweeps/phase_hinge.png`` and
+``phase_mse.png`` are those of the hinge and the squared error).  Each writes
+its tables, figures and a pickle of the result (for ``replot``) to
 ``benchmarks/results/sweep_<kind>/``, or ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import pickle
 import sys
@@ -32,6 +37,8 @@ from pathlib import Path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # tiny matrices: one BLAS thread per process
+
+import numpy as np  # noqa: E402
 
 import scratchnet as sn  # noqa: E402
 
@@ -53,12 +60,65 @@ def _finish(result: sn.experiments.Sweep, out: Path, label: str, before: str,
         pickle.dump(result, f)
     result.write(out)
     paths = sn.experiments.save_sweep_figures(result, out, dpi=dpi)
+    if len(result.grid.losses) > 1:
+        paths += _docs_phase(result, out, dpi)
+        print(loss_table(result))
     print(result.overview())
     print(f"{label}: {result.grid.runs:,} networks x {result.grid.steps[-1]:,} steps "
           f"on {result.where} in {result.elapsed:.1f} s "
           f"({result.grid.runs / result.elapsed:.2f} runs/s); load average "
           f"before {before}, after {after}")
     print("wrote", ", ".join(p.name for p in paths), "to", out)
+
+
+_LOSS_NAMES = {"cross_entropy": "cross-entropy", "mse": "squared error",
+               "hinge": "hinge"}
+
+
+def _median(values: list[float]) -> float:
+    return float(np.median(values)) if values else math.nan
+
+
+def _kl(value: float) -> str:
+    """The expected KL as the docs write it: $a \\cdot 10^{b}$, or infinite."""
+    if math.isinf(value):
+        return "$\\infty$"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"${mantissa} \\cdot 10^{{{int(exponent)}}}$"
+
+
+def loss_table(result: sn.experiments.Sweep) -> str:
+    """The loss comparison of docs/sweeps.md: per loss, the grid's median error at
+    1,000 / 10,000 steps, the share within 0.05 and the medians of the expected KL
+    and of the accuracy gap at 10,000 (medians over seeds, then over the grid)."""
+    lines = ["| loss | grid median error, 1,000 / 10,000 steps | tasks within 0.05 at "
+             "10,000 | median expected KL at 10,000 | median accuracy gap at 10,000 |",
+             "|---|---|--:|--:|--:|"]
+    summary = result.summary()
+    for loss in result.grid.losses:
+        at = {step: [r for r in summary if r["loss"] == loss and r["step"] == step]
+              for step in (1000, 10_000)}
+        errors = {step: [r["max_abs_error"] for r in rows] for step, rows in at.items()}
+        within = np.mean(np.array(errors[10_000]) < 0.05)
+        kl = _median([r["expected_kl"] for r in at[10_000]])
+        gap = _median([r["bayes_accuracy"] - r["accuracy"] for r in at[10_000]])
+        lines.append(f"| {_LOSS_NAMES[loss]} | {_median(errors[1000]):.3f} / "
+                     f"{_median(errors[10_000]):.3f} | {within:.0%} | {_kl(kl)} | "
+                     f"{gap:.4f} |")
+    return "\n".join(lines)
+
+
+def _docs_phase(result: sn.experiments.Sweep, out: Path, dpi: int) -> list[Path]:
+    """Each loss's phase diagram at 1,000 and 10,000 steps (the docs' figures)."""
+    if not {1000, 10_000} <= set(result.grid.steps):
+        return []
+    paths = []
+    for loss in result.grid.losses:
+        path = out / f"phase_{loss}_1000_10000.png"
+        sn.experiments.phase_diagram(result, loss=loss, steps=(1000, 10_000)).savefig(
+            path, dpi=dpi)
+        paths.append(path)
+    return paths
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.pickle, "rb") as f:
             result = pickle.load(f)
         paths = sn.experiments.save_sweep_figures(result, out, dpi=args.dpi)
+        if len(result.grid.losses) > 1:
+            paths += _docs_phase(result, out, args.dpi)
+            print(loss_table(result))
         print(result.overview())
         print("wrote", ", ".join(p.name for p in paths), "to", out)
         return 0

@@ -53,6 +53,7 @@ from .experiments.cli import (
     names,
     non_negative,
     out_dir,
+    plan_parts,
     positive,
     run_bytes,
 )
@@ -197,7 +198,8 @@ def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
                     _by_seed(done[pair]),
                     args.out / f"posterior_{pair[0]}_{pair[1]}.{args.format}")
                 last = experiments.summarize(done[pair], over_seeds=True)[-1]
-                say(f"  {pair[0]} / {pair[1]}: median max|q-P| "
+                median = "median " if args.seeds > 1 else ""  # over several seeds
+                say(f"  {pair[0]} / {pair[1]}: {median}max|q-P| "
                     f"{last['max_abs_error']:.3f}, E KL {last['expected_kl']:.1e} at "
                     f"step {last['step']:,} (figure {seconds:.1f} s)")
 
@@ -256,7 +258,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     Returns
     -------
     int
-        0 on success; 1 if a run failed (argument errors exit with 2).
+        0 on success; 1 if a run failed, or a cell of a sweep (the others are
+        written, the failed ones with their error); argument errors, and
+        grids too large for memory, exit with 2 before any work.
 
     Examples
     --------
@@ -322,6 +326,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 # measured: 71.5 and 76.0 s wall on a quiet 2-core machine, 69.6 s at load average 2.5;
 # 55.3 s in a later session (forked workers)
 _DEFAULT_SWEEP_TIME = "55-80 s"
+_ROW_BYTES = 2_000  # a row of the sweep's table, a dict of 17 entries, held in memory
 
 
 def _axis(name: str) -> Callable[[str], tuple]:
@@ -371,8 +376,11 @@ def build_sweep_parser() -> argparse.ArgumentParser:
         "(mu2, sigma1) = (3, 1) separated, (1, 2) unequal-variance,\n(3, 2) "
         "sparse-tail.  Every network trains once, to the largest budget, and is "
         "measured\nat each.  Output (in --out): sweep.csv, sweep_summary.csv, "
-        "phase*.<format>,\ntail_mass*.<format> and, with several losses, "
-        f"losses*.<format>.\n\nThe default sweep ({default['mu2']} x "
+        "phase*.<format>,\ntail_mass*.<format>, with several losses "
+        "losses*.<format>, and sweep.log.\nsweep.csv gets each unit's rows as it "
+        "finishes; a failed cell keeps its rows (NaN\nmetrics, the error in "
+        "its error column), the others go on, and the exit status is 1."
+        f"\n\nThe default sweep ({default['mu2']} x "
         f"{default['sigma1']}, {default['seeds']} seeds, budgets "
         f"{','.join(map(str, default['steps']))}) takes {_DEFAULT_SWEEP_TIME} on 2 "
         "idle cores.\nOn a cluster: run `dask scheduler` on one machine, `dask worker "
@@ -423,38 +431,60 @@ def _sweep_main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     recipes = args.recipes or ["textbook"]
     networks = (len(args.mu2) * len(args.sigma1) * len(args.prior1) * args.seeds
-                * len(args.losses or ["cross_entropy"]) * max(1, len(args.widths)))
-    needed = run_bytes([(None, r) for r in recipes], max(args.steps), networks)
-    if needed > MAX_RUN_BYTES:
-        parser.error(f"--steps {','.join(map(str, args.steps))} with --seeds "
-                     f"{args.seeds} asks for about {needed / 2**30:,.3g} GiB for "
-                     f"{networks * len(recipes):,} networks (at most "
-                     f"{MAX_RUN_BYTES / 2**30:g} GiB): lower them or the grid")
+                * len(args.losses or ["cross_entropy"]) * max(1, len(args.widths))
+                * len(recipes))
+    if networks * len(args.steps) * _ROW_BYTES > MAX_RUN_BYTES:  # the table itself
+        parser.error(f"the grid with --seeds {args.seeds} and {len(args.steps)} "
+                     f"budgets has {networks * len(args.steps):,} rows, about "
+                     f"{networks * len(args.steps) * _ROW_BYTES / 2**30:,.3g} GiB "
+                     f"(at most {MAX_RUN_BYTES / 2**30:g} GiB): lower them")
+    grid = experiments.Grid(args.mu2, args.sigma1, args.prior1, tuple(recipes),
+                            tuple(args.losses or ("cross_entropy",)), args.widths,
+                            args.steps, tuple(range(args.seed, args.seed + args.seeds)))
+    workers = 1 if args.scheduler else args.jobs or experiments.cpu_count()
+    try:  # one unit per worker at a time: split the grid so that they fit
+        parts = plan_parts(grid, workers)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        log = open(args.out / "sweep.log", "w")
+    except OSError as exc:
+        parser.error(f"argument --out: cannot write there: {exc}")
 
     def say(message: str) -> None:
+        print(message, file=log, flush=True)
         if not args.quiet:
             print(message, file=sys.stderr, flush=True)
 
     start = time.perf_counter()
     try:
-        result = experiments.sweep(
-            args.mu2, args.sigma1, prior1=args.prior1,
-            recipes=recipes,
-            losses=args.losses or ("cross_entropy",), widths=args.widths,
-            steps=args.steps, seeds=args.seeds, seed=args.seed,
-            jobs=args.jobs, scheduler=args.scheduler, progress=say)
-        say(f"sweep: {result.grid.runs:,} networks ({len(result.grid.points)} points) "
-            f"trained on {result.where} in {result.elapsed:.1f} s")
-        paths = result.write(args.out)
-        paths += experiments.save_sweep_figures(result, args.out, format=args.format)
+        with log:
+            result = experiments.sweep(
+                args.mu2, args.sigma1, prior1=args.prior1, recipes=recipes,
+                losses=args.losses or ("cross_entropy",), widths=args.widths,
+                steps=args.steps, seeds=args.seeds, seed=args.seed, jobs=args.jobs,
+                scheduler=args.scheduler, parts=parts, progress=say, out=args.out)
+            say(f"sweep: {result.grid.runs:,} networks ({len(result.grid.points)} "
+                f"points) trained on {result.where} in {result.elapsed:.1f} s"
+                + (f"; {len(result.failed)} cells failed" if result.failed else ""))
+            paths = result.write(args.out)
+            paths += experiments.save_sweep_figures(result, args.out,
+                                                    format=args.format)
     except (OSError, ValueError, ImportError, FloatingPointError, BrokenProcessPool,
             TimeoutError) as exc:
         print(f"scratchnet sweep: error: {exc}", file=sys.stderr)
         return 1
     if not args.quiet:
         print(result.overview())
-    say(f"wrote {', '.join(p.name for p in paths)} to {args.out} in "
-        f"{time.perf_counter() - start:.1f} s")
+    if not args.quiet:
+        print(f"wrote {', '.join(p.name for p in paths)} and sweep.log to "
+              f"{args.out} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    if result.failed:
+        print(f"scratchnet sweep: error: {len(result.failed)} of "
+              f"{result.grid.runs:,} cells failed (their rows say why; the others "
+              f"are in {args.out})", file=sys.stderr)
+        return 1
     return 0
 
 

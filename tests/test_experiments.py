@@ -20,6 +20,18 @@ def _normal_pdf(x, mu, sigma):
     return np.exp(-0.5 * ((x - mu) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
 
 
+def _chapter_textbook_run(seed, steps):
+    """The textbook recipe on separated, written with the chapters: sn.MLP trained
+    by sn.train (SGD 0.1, batches of 64 drawn from the task), on the streams a run
+    spawns from its seed (initial weights, data, batches)."""
+    init, _, batches = [np.random.default_rng(s)
+                        for s in np.random.SeedSequence(seed).spawn(3)]
+    model = sn.MLP([1, 64, 2], rng=init)
+    history = sn.train(model, sn.tasks.separated(), steps=steps, batch_size=64,
+                       lr=0.1, optimizer="sgd", rng=batches)
+    return model, history
+
+
 @pytest.fixture(scope="module")
 def textbook_run():
     return experiments.run("separated", "textbook", steps=600, seed=3)
@@ -90,11 +102,23 @@ def test_run_rows_match_independent_metrics(textbook_run):
     assert final["expected_kl"] < 0.01 and final["max_abs_error"] < 0.1
 
 
-def test_run_is_reproducible_and_seeded(textbook_run):
-    again = experiments.run("separated", "textbook", steps=600, seed=3)
-    assert again.rows == textbook_run.rows
+def test_run_is_the_chapter_mlp_trained_by_sn_train(textbook_run):
+    """The engine's run against an independent one: the chapter sn.MLP, trained by
+    sn.train on the same streams (initial weights, batches), read by a softmax
+    computed here and measured against the posterior computed here."""
+    model, history = _chapter_textbook_run(seed=3, steps=600)
+    np.testing.assert_allclose(textbook_run.history.losses, history.losses,
+                               rtol=1e-12, atol=1e-14)
+    x = textbook_run.eval_x
+    logits = model.forward(x[:, None])
+    q = np.exp(logits - np.logaddexp(logits[:, :1], logits[:, 1:]))
+    np.testing.assert_allclose(textbook_run.history.snapshot_probs[-1], q,
+                               rtol=1e-10, atol=1e-13)
+    final = textbook_run.rows[-1]
+    assert final["max_abs_error"] == pytest.approx(
+        np.abs(q - _separated_posterior(x)).max(), rel=1e-9)
     other = experiments.run("separated", "textbook", steps=600, seed=4)
-    assert other.rows[-1]["expected_kl"] != textbook_run.rows[-1]["expected_kl"]
+    assert other.rows[-1]["expected_kl"] != final["expected_kl"]   # seeded
 
 
 def test_original_recipe_counts_training_points_in_the_tail():
@@ -181,6 +205,10 @@ def test_a_seed_study_is_the_runs_of_its_seeds(seed_study):
     alone = experiments.run("separated", "textbook", steps=120, seed=7)
     assert seed_study[1].rows == alone.rows
     np.testing.assert_array_equal(seed_study[1].history.losses, alone.history.losses)
+    for result in seed_study:   # and each member is the chapters' network
+        _, history = _chapter_textbook_run(seed=result.seed, steps=120)
+        np.testing.assert_allclose(result.history.losses, history.losses, rtol=1e-12,
+                                   atol=1e-14)
     with pytest.raises(ValueError, match="seeds must be distinct"):
         experiments.run("separated", "textbook", steps=5, seeds=[1, 1])
     with pytest.raises(TypeError, match="seeds must be a count or a sequence"):

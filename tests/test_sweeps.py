@@ -65,7 +65,7 @@ def test_parse_axis_and_the_grid_reject_bad_arguments():
         experiments.Grid((1.0,), (1.0,), seeds=(0, 0))
     with pytest.raises(ValueError, match="parts must be a positive integer; got 0"):
         experiments.Grid((1.0,), (1.0,)).units(parts=0)
-    with pytest.raises(ValueError, match="jobs must be a positive integer; got 0"):
+    with pytest.raises(ValueError, match="jobs must be an integer >= 1; got 0"):
         experiments.sweep("1", "1", steps=(10,), seeds=1, jobs=0)
     with pytest.raises(TypeError, match="scheduler must be an address like"):
         pytest.importorskip("dask.distributed")
@@ -132,18 +132,29 @@ def test_sweep_members_are_the_runs_alone_however_they_are_grouped():
         assert row[key] == pytest.approx(alone.rows[-1][key], rel=1e-12)
 
 
-def test_readout_and_the_loss_floors_of_other_losses():
+def test_other_losses_are_read_through_their_own_readout():
+    """Squared error: the outputs clipped to [1e-4, 1] and renormalised; hinge:
+    the one-hot decision (expected KL infinite), computed here from the outputs."""
     task = sn.tasks.separated()
+    x = experiments.EVAL_X
+    p1 = 1 / (1 + np.exp((6 * x - 9) / 2))   # N(0, 1) vs N(3, 1): P(c1 | x)
+    posterior = np.column_stack([p1, 1 - p1])
     for loss in ("mse", "hinge"):
         recipe = dataclasses.replace(experiments.TEXTBOOK, loss=loss)
-        row = experiments.run(task, recipe, steps=300, seed=0).rows[-1]
-        assert 0 < row["max_abs_error"] < 1 and row["expected_kl"] > 0
+        result = experiments.run(task, recipe, steps=300, seed=0)
+        row = result.rows[-1]
+        outputs = result.model.forward(x[:, None])
+        if loss == "mse":
+            clipped = np.clip(outputs, 1e-4, 1.0)
+            q = clipped / clipped.sum(axis=1, keepdims=True)
+            assert 0 < row["expected_kl"] < np.inf
+        else:
+            q = (outputs == outputs.max(axis=1, keepdims=True)).astype(float)
+            assert row["expected_kl"] == np.inf   # q = 0 where P(c|x) > 0
+        np.testing.assert_allclose(result.history.snapshot_probs[-1], q, rtol=1e-12)
+        assert row["max_abs_error"] == pytest.approx(np.abs(q - posterior).max())
         assert -0.05 < row["loss_gap"] < 0.3   # the mean loss minus its Bayes floor
-    outputs = np.array([[0.7, 0.2], [1.2, -0.2], [-0.1, -0.3]])
-    q = experiments.readout(outputs, "mse")
-    np.testing.assert_allclose(q.sum(axis=1), 1.0)
-    assert q.min() >= experiments.MSE_FLOOR / 2
-    np.testing.assert_allclose(experiments.readout(outputs, "hinge"), sn.softmax(outputs))
+    assert not hasattr(experiments, "readout") and not hasattr(experiments, "MSE_FLOOR")
 
 
 # --- the command line, end to end ------------------------------------------------------
@@ -156,7 +167,7 @@ def test_sweep_command_writes_the_table_and_the_figures(tmp_path, capsys):
     assert code == 0
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["losses.png", "phase_cross_entropy.png", "phase_mse.png",
-                     "sweep.csv", "sweep_summary.csv", "tail_mass.png"]
+                     "sweep.csv", "sweep.log", "sweep_summary.csv", "tail_mass.png"]
     for name in names:
         assert (tmp_path / name).stat().st_size > 0
     rows = _read_csv(tmp_path / "sweep.csv")
@@ -254,8 +265,15 @@ def test_phase_diagram_draws_one_cell_per_grid_point():
         # the cells hold the medians, both axes sorted (mu2 1, 2, 3; sigma1 1, 2)
         expected = result.matrix(step=step)[np.ix_([1, 0], [1, 2, 0])]
         np.testing.assert_array_equal(cells.reshape(2, 3), expected)
-        labels = {t.get_text() for t in ax.texts}
-        assert {"separated", "unequal-variance", "sparse-tail"} <= labels
+        # every cell's value is written in it, none hidden under a marker
+        texts = sorted(t.get_text() for t in ax.texts   # not the contours' labels
+                       if not t.get_text().startswith(("tail", "crossing")))
+        assert texts == sorted(f"{v:.2f}" if v >= 0.01 else f"{v:.0e}"
+                               for v in expected.ravel())
+    names = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert [n.split(" (")[0] for n in names[:3]] == ["separated", "unequal-variance",
+                                                     "sparse-tail"]
+    assert "tail mass $10^{-3}$" in names   # the contours, named below the panels
 
 
 def test_tail_mass_and_loss_figures():
@@ -265,8 +283,9 @@ def test_tail_mass_and_loss_figures():
     assert [ax.get_yscale() for ax in fig.axes] == ["log", "log"]
     fig = experiments.loss_figure(result)
     assert [len(ax.get_lines()) for ax in fig.axes] == [3, 3, 3]
-    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
-        "cross-entropy", "squared error (Brier)", "hinge"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "cross-entropy", "squared error (Brier)", "hinge (expected KL infinite)"]
+    assert fig.axes[1].get_lines()[2].get_xydata().size == 0   # inf is not drawn
     with pytest.raises(ValueError, match=r"step must be one of the sweep's \(10, 20\); "
                                          "got 15"):
         experiments.phase_diagram(result, steps=15)

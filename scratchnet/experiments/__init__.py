@@ -27,14 +27,17 @@ every snapshot of the network against it.  Its modules, in reading order:
 ``report``       :func:`summarize`, :func:`format_table`, :func:`write_table`,
                  :func:`posterior_figure`, :func:`convergence_figure` and
                  :func:`run_and_plot`
+``axes``         a grid's axes: :func:`parse_axis` (``start:stop:count``
+                 or ``a,b,c``) and their bounds, :data:`AXES`
 ``grids``        where in task space: :func:`family_task` (class 1
                  :math:`N(0, \sigma_1^2)`, class 2 :math:`N(\mu_2, 1)`), a
-                 sweep's :class:`Grid` (axes by :func:`parse_axis`), its
+                 sweep's :class:`Grid`, its
                  :class:`Unit`\ s of work, :func:`run_unit`, and
                  :func:`tail_crossing` (the sparse side of a task)
 ``sweeps``       :func:`sweep`: the units in-process, in local processes or on
-                 a Dask cluster, into a :class:`Sweep` (tidy table, summary
-                 over seeds, CSV)
+                 a Dask cluster, into a :class:`Sweep`
+``tables``       :class:`Sweep` (tidy table, summary over seeds, CSV, failed
+                 cells) and :class:`SweepWriter` (rows written as they come)
 ``phase``        :func:`phase_diagram`, :func:`tail_mass_figure`,
                  :func:`loss_figure` and :func:`save_sweep_figures`
 ``cli``          the command line's argument types and its memory check
@@ -62,14 +65,13 @@ of the two changes matters.
 
 from __future__ import annotations
 
+from .axes import AXES, parse_axis
 from .grids import (
-    AXES,
     STUDY_TASKS,
     SWEEP_COLUMNS,
     Grid,
     Unit,
     family_task,
-    parse_axis,
     run_unit,
     tail_crossing,
 )
@@ -112,14 +114,13 @@ from .runs import (
     COLUMNS,
     EVAL_X,
     LOSS_WINDOW,
-    MSE_FLOOR,
     ExperimentResult,
-    readout,
     run,
     run_group,
     tail_mass,
 )
-from .sweeps import DEFAULT_SWEEP, SUMMARY_COLUMNS, SWEEP_METRICS, Sweep, sweep
+from .sweeps import DEFAULT_SWEEP, sweep
+from .tables import SUMMARY_COLUMNS, SWEEP_METRICS, Sweep, SweepWriter
 
 __all__ = [
     "AXES",
@@ -132,7 +133,6 @@ __all__ = [
     "LOSS_WINDOW",
     "MAC_SECONDS",
     "METRICS",
-    "MSE_FLOOR",
     "ORIGINAL",
     "ORIGINAL_REPORTED",
     "ORIGINAL_REPORTED_STEP",
@@ -149,6 +149,7 @@ __all__ = [
     "Grid",
     "Recipe",
     "Sweep",
+    "SweepWriter",
     "Unit",
     "convergence_figure",
     "cpu_count",
@@ -162,7 +163,6 @@ __all__ = [
     "phase_diagram",
     "plan_ensembles",
     "posterior_figure",
-    "readout",
     "run",
     "run_and_plot",
     "run_group",

@@ -15,12 +15,20 @@ allocated:
         \times (8 + 16\, B\, [\text{covering}]),
 
 8 bytes for each step's loss, and for a ``covering`` recipe the inputs and
-labels of every batch of :math:`B` drawn up front.
+labels of every batch of :math:`B` drawn up front.  A sweep counts what one
+unit of work holds at a time, per worker, times the workers
+(:func:`unit_bytes`, :func:`plan_parts`): the records, the training data and
+the weights of each of its networks (which grow with ``--widths``), and the
+activations of one network measured on the quadrature's nodes; it splits
+the grid into units small enough, and refuses only a network too large to
+train at all.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -28,9 +36,12 @@ from typing import Any, Callable, Optional
 from .recipes import get_recipe
 
 __all__ = ["MAX_RUN_BYTES", "OneLineParser", "names", "non_negative", "out_dir",
-           "positive", "run_bytes"]
+           "plan_parts", "positive", "run_bytes", "unit_bytes"]
 
 MAX_RUN_BYTES = 2 * 2**30  #: the most the runs' records may ask for, checked first
+#: Inputs a measured network sees at once: the 100 + 4,001 points of a snapshot,
+#: or the expected KL's quadrature nodes (at most about 17,400 for two classes).
+_EVAL_ROWS = 20_000
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -184,11 +195,22 @@ def out_dir(text: str) -> Path:
     >>> out_dir("results").name
     'results'
     """
-    if not text.strip():
+    if not text.strip() or "\0" in text:
         raise argparse.ArgumentTypeError(f"must be a directory path; got {text!r}")
-    if Path(text).exists() and not Path(text).is_dir():
+    path = Path(text)
+    if path.exists() and not path.is_dir():
         raise argparse.ArgumentTypeError(f"must be a directory; got {text!r}, a file")
-    return Path(text)
+    existing = path.absolute()
+    while not existing.exists():  # the nearest folder that exists must take it
+        existing = existing.parent
+    if not existing.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"must be a directory path; got {text!r}, under the file {str(existing)!r}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(
+            f"must be a directory we can write; got {text!r} ({str(existing)!r} is "
+            "not writable)")
+    return path
 
 
 def run_bytes(pairs: Sequence[tuple[Any, str]], steps: Optional[int],
@@ -223,3 +245,95 @@ def run_bytes(pairs: Sequence[tuple[Any, str]], steps: Optional[int],
         per_step = 8 + (16 * recipe.batch_size if recipe.data == "covering" else 0)
         total += seeds * n * per_step
     return total
+
+
+def unit_bytes(recipe: Any, width: int, steps: int, members: int) -> int:
+    """Bytes one unit of work holds at once: its networks, and one being measured.
+
+    Parameters
+    ----------
+    recipe : str or Recipe
+    width : int
+        Every hidden layer's width.
+    steps : int
+        The largest budget (every network trains to it).
+    members : int
+        Networks trained together in the unit.
+
+    Returns
+    -------
+    int
+        ``members`` times (the losses, 8 bytes a step; the training data, 16
+        bytes an input, drawn up front for ``fixed`` and ``covering``; the
+        weights with their gradients and Adam's two moments, 32 bytes a
+        parameter; the activations of a batch, 24 bytes a unit), plus the
+        activations of one network on the inputs it is measured on at once
+        (24 bytes per hidden unit and input, on 20,000 inputs).
+
+    Examples
+    --------
+    >>> from scratchnet.experiments.cli import unit_bytes
+    >>> round(unit_bytes("textbook", 64, 1000, 1) / 2**20, 1)   # MiB: the measuring
+    30.8
+    """
+    recipe = get_recipe(recipe)
+    hidden = [width] * (len(recipe.sizes) - 2)
+    sizes = [recipe.sizes[0], *hidden, recipe.sizes[-1]]
+    params = sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
+    samples = {"fixed": recipe.dataset_size, "covering": steps * recipe.batch_size,
+               "stream": 0}[recipe.data]
+    network = (8 * steps + 16 * samples + 32 * params
+               + 24 * recipe.batch_size * sum(sizes))
+    return members * network + 24 * _EVAL_ROWS * sum(sizes)
+
+
+def plan_parts(grid: Any, workers: int, limit: int = MAX_RUN_BYTES) -> int:
+    """Units to split a sweep's grid into, so that ``workers`` of them fit in ``limit``.
+
+    Parameters
+    ----------
+    grid : Grid
+    workers : int
+        Units held at once (one per worker process).
+    limit : int, default MAX_RUN_BYTES
+
+    Returns
+    -------
+    int
+        At least four per worker; more where a unit of the grid's largest
+        shape would need more than ``limit / workers`` bytes.
+
+    Raises
+    ------
+    ValueError
+        When even one network of a recipe and width does not fit, naming
+        ``--widths`` (or ``--steps``) and the size.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> from scratchnet.experiments.cli import plan_parts
+    >>> grid = sn.experiments.Grid("0.25:5:20", "0.625:3:20", recipes=("covering",),
+    ...                            seeds=range(5), steps=(1000, 10000))
+    >>> plan_parts(grid, 2)   # 2,000 networks: 22 units of 90 or 91, two at a time
+    22
+    """
+    members = len(grid.points) * len(grid.seeds)
+    steps = grid.steps[-1]
+    most = 1
+    for recipe in grid.recipes:
+        for width in grid.widths:
+            one = unit_bytes(recipe, width, steps, 1) * workers
+            if one > limit:
+                raise ValueError(
+                    f"--widths {width} with --steps {steps:,} needs about "
+                    f"{one / 2**30:,.3g} GiB for one {recipe} network per worker "
+                    f"({workers} worker{'s' if workers > 1 else ''}; at most "
+                    f"{limit / 2**30:g} GiB): lower --widths, --steps or --jobs")
+            per = unit_bytes(recipe, width, steps, 2) - unit_bytes(recipe, width,
+                                                                   steps, 1)
+            fixed = unit_bytes(recipe, width, steps, 0)
+            fits = max(1, (limit // workers - fixed) // per)
+            most = max(most, math.ceil(members / fits))
+    shapes = len(grid.recipes) * len(grid.losses) * len(grid.widths)
+    return max(4 * workers, most * shapes)

@@ -43,32 +43,29 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 from .._validation import check_positive_int
 from ..gaussian import GaussianClasses
+from ._checks import names
+from .axes import check_axis_value, parse_axis, real_number
 from .recipes import LOSSES, RECIPES, get_recipe
 from .runs import run_group, tail_mass
 
-__all__ = ["AXES", "STUDY_TASKS", "SWEEP_COLUMNS", "Grid", "Unit", "family_task",
-           "parse_axis", "run_unit", "tail_crossing"]
+__all__ = ["STUDY_TASKS", "SWEEP_COLUMNS", "Grid", "Unit", "family_task", "run_unit",
+           "tail_crossing"]
 
 #: The study's three tasks as points of the family: name -> (mu2, sigma1).
 STUDY_TASKS = {"separated": (3.0, 1.0), "unequal-variance": (1.0, 2.0),
                "sparse-tail": (3.0, 2.0)}
 
-#: The numeric axes, ``name -> (kind, low, high)``: ``sigma1`` > 0, ``prior1`` in
-#: (0, 1), ``widths`` and ``steps`` integers >= 1 (None: unbounded).
-AXES = {"mu2": ("number", None, None), "sigma1": ("number", 0.0, None),
-        "prior1": ("number", 0.0, 1.0), "widths": ("integer", 1, None),
-        "steps": ("integer", 1, None)}
-
-#: The columns of a sweep's tidy table: one row per point, budget, loss and seed.
+#: The columns of a sweep's tidy table: one row per point, budget, loss and seed
+#: (``error``: empty, or why the cell failed, its metrics then NaN).
 SWEEP_COLUMNS = ("mu2", "sigma1", "prior1", "recipe", "loss", "width", "seed", "step",
                  "max_abs_error", "expected_kl", "accuracy", "bayes_accuracy",
-                 "loss_gap", "crossings", "tail_crossing", "tail_mass")
+                 "loss_gap", "crossings", "tail_crossing", "tail_mass", "error")
 
 
 def family_task(mu2: float, sigma1: float, prior1: float = 0.5) -> GaussianClasses:
@@ -96,10 +93,10 @@ def family_task(mu2: float, sigma1: float, prior1: float = 0.5) -> GaussianClass
     >>> task.name, task.decision_boundaries().round(3)
     ('mu2=3,sigma1=2', array([1.582, 6.418]))
     """
-    mu2, sigma1, prior1 = (_number(v, name) for v, name in
+    mu2, sigma1, prior1 = (real_number(v, name) for v, name in
                            ((mu2, "mu2"), (sigma1, "sigma1"), (prior1, "prior1")))
     for value, name in ((mu2, "mu2"), (sigma1, "sigma1"), (prior1, "prior1")):
-        _check_value(value, name)
+        check_axis_value(value, name)
     name = f"mu2={mu2:g},sigma1={sigma1:g}" + (
         "" if prior1 == 0.5 else f",prior1={prior1:g}")
     return GaussianClasses([0.0, mu2], [sigma1, 1.0], [prior1, 1.0 - prior1], name=name)
@@ -133,6 +130,9 @@ def tail_crossing(task: GaussianClasses) -> tuple[float, float]:
     >>> print(f"{x:.3f} {mass:.2e}")   # class 2 wins both tails: the left one
     -1.927 1.37e-03
     """
+    if not isinstance(task, GaussianClasses) or task.dim != 1:
+        raise TypeError("task must be a one-dimensional GaussianClasses (e.g. "
+                        f"family_task(mu2, sigma1)); got {task!r:.40}")
     crossings = task.decision_boundaries()
     if not crossings.size:
         return math.nan, math.nan
@@ -144,103 +144,6 @@ def tail_crossing(task: GaussianClasses) -> tuple[float, float]:
     left = float(sum(p * 0.5 * math.erfc((m - first) / (s * math.sqrt(2)))
                      for p, m, s in zip(task.priors, mu, sd)))
     return (first, left) if left < right else (last, right)
-
-
-def _number(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer,
-                                                         np.floating)):
-        raise TypeError(f"{name} must be a real number; got {value!r}")
-    return float(value)
-
-
-def _check_value(value: float, name: str) -> None:
-    """A value of axis ``name`` within its bounds (ValueError naming them)."""
-    kind, low, high = AXES[name]
-    bad = (not math.isfinite(value) or (low is not None and (
-        value < low or (value == low and kind == "number")))
-        or (high is not None and value >= high))
-    if bad:
-        bounds = {"mu2": "a finite number", "sigma1": "positive",
-                  "prior1": "in (0, 1)", "widths": "a positive integer",
-                  "steps": "a positive integer"}[name]
-        raise ValueError(f"{name} values must be {bounds}; got {value:g}")
-
-
-def parse_axis(spec: Union[str, Sequence[float], float], name: str) -> tuple:
-    """The values of a grid axis from its command-line spelling (or a sequence).
-
-    Parameters
-    ----------
-    spec : str or sequence of numbers or number
-        ``"start:stop:count"``: ``count`` evenly spaced values from ``start``
-        to ``stop``, both included (``count`` 1 needs ``start == stop``);
-        ``"a,b,c"``: those values; a sequence or a single number: itself.
-    name : {"mu2", "sigma1", "prior1", "widths", "steps"}
-        The axis (:data:`AXES`), which sets what a value may be: ``sigma1``
-        positive, ``prior1`` in (0, 1), ``widths`` and ``steps`` positive
-        integers.
-
-    Returns
-    -------
-    tuple of float (of int for ``widths`` and ``steps``)
-        Distinct values, in the given order.
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> sn.experiments.parse_axis("0.5:2:4", "mu2")
-    (0.5, 1.0, 1.5, 2.0)
-    >>> sn.experiments.parse_axis("1000,10000", "steps")
-    (1000, 10000)
-    >>> sn.experiments.parse_axis("1:3:x", "sigma1")
-    Traceback (most recent call last):
-    ...
-    ValueError: sigma1 must be start:stop:count (count a positive integer) or a \
-comma-separated list of numbers; got '1:3:x'
-    """
-    if name not in AXES:
-        raise ValueError(f"name must be one of {', '.join(AXES)}; got {name!r}")
-    integer = AXES[name][0] == "integer"
-    if isinstance(spec, str):
-        values = _parse_text(spec, name)
-    elif isinstance(spec, (int, float, np.integer, np.floating)) and not isinstance(
-            spec, bool):
-        values = [float(spec)]
-    elif isinstance(spec, Sequence) or isinstance(spec, np.ndarray):
-        values = [_number(v, f"{name} entries") for v in spec]
-    else:
-        raise TypeError(f"{name} must be a string like '1:3:5' or '1,2', or a "
-                        f"sequence of numbers; got {type(spec).__name__}")
-    if not values:
-        raise ValueError(f"{name} must hold at least one value; got {spec!r}")
-    for value in values:
-        _check_value(value, name)
-        if integer and value != int(value):
-            raise ValueError(f"{name} values must be positive integers; got {value:g}")
-    if len(set(values)) != len(values):
-        raise ValueError(f"{name} values must be distinct; got {spec!r}")
-    return tuple(int(v) for v in values) if integer else tuple(values)
-
-
-def _parse_text(text: str, name: str) -> list:
-    usage = (f"{name} must be start:stop:count (count a positive integer) or a "
-             f"comma-separated list of numbers; got {text!r}")
-    try:
-        if ":" in text:
-            start, stop, count = text.split(":")
-            count = int(count)
-            start, stop = float(start), float(stop)
-            if count < 1:
-                raise ValueError
-        else:
-            return [float(v) for v in text.split(",")]
-    except ValueError:
-        raise ValueError(usage) from None
-    if count == 1 and start != stop:
-        raise ValueError(f"{name}: a count of 1 needs start == stop; got {text!r}")
-    if not (math.isfinite(start) and math.isfinite(stop)):
-        raise ValueError(usage)
-    return [float(v) for v in np.linspace(start, stop, count)]
 
 
 @dataclass(frozen=True)
@@ -302,7 +205,10 @@ def run_unit(unit: Unit) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        Keys :data:`SWEEP_COLUMNS`: one row per member and budget.
+        Keys :data:`SWEEP_COLUMNS`: one row per member and budget.  A member
+        that fails (the unit is then run again member by member) keeps its
+        rows, with NaN metrics and the error in ``error``: one bad cell
+        never loses the others.
 
     Examples
     --------
@@ -317,32 +223,97 @@ def run_unit(unit: Unit) -> list[dict[str, Any]]:
     """
     if not isinstance(unit, Unit):
         raise TypeError(f"unit must be a Unit (from Grid.units); got {unit!r}")
+    try:
+        return _unit_rows(unit, unit.members)
+    except Exception as exc:
+        if len(unit.members) == 1:
+            return failed_rows(unit, unit.members, exc)
+    rows = []
+    for member in unit.members:  # again, one by one: only the bad cells fail
+        try:
+            rows += _unit_rows(unit, [member])
+        except Exception as exc:
+            rows += failed_rows(unit, [member], exc)
+    return rows
+
+
+def _unit_rows(unit: Unit, members: Sequence[tuple]) -> list[dict[str, Any]]:
+    """The rows of ``members`` of ``unit``, trained together."""
     base = get_recipe(unit.recipe)
     sizes = (base.sizes[0], *[unit.width] * (len(base.sizes) - 2), base.sizes[-1])
     recipe = dataclasses.replace(base, sizes=sizes, loss=unit.loss,
                                  snapshot_steps=tuple(unit.steps))
     tasks = {}
-    for mu2, sigma1, prior1, _ in unit.members:
+    for mu2, sigma1, prior1, _ in members:
         if (mu2, sigma1, prior1) not in tasks:
             tasks[mu2, sigma1, prior1] = family_task(mu2, sigma1, prior1)
-    results = run_group([(tasks[m[:3]], m[3]) for m in unit.members], recipe,
+    results = run_group([(tasks[m[:3]], m[3]) for m in members], recipe,
                         steps=max(unit.steps))
     rows = []
-    for (mu2, sigma1, prior1, seed), result in zip(unit.members, results):
-        task = tasks[mu2, sigma1, prior1]
-        crossing, mass = tail_crossing(task)
-        crossings = ";".join(f"{x:.6g}" for x in task.decision_boundaries())
-        explained = {"crossings": crossings, "tail_crossing": crossing,
-                     "tail_mass": mass}
+    for (mu2, sigma1, prior1, seed), result in zip(members, results):
+        explained = _explained(tasks[mu2, sigma1, prior1])
         for row in result.rows:
             if row["step"] in unit.steps:
-                rows.append({"mu2": mu2, "sigma1": sigma1, "prior1": prior1,
-                             "recipe": unit.recipe, "loss": unit.loss,
-                             "width": unit.width, "seed": seed, "step": row["step"],
-                             **{k: row[k] for k in ("max_abs_error", "expected_kl",
-                                                    "accuracy", "bayes_accuracy",
-                                                    "loss_gap")},
-                             **explained})
+                rows.append({**_key(unit, mu2, sigma1, prior1, seed, row["step"]),
+                             **{k: row[k] for k in _METRICS}, **explained,
+                             "error": ""})
+    return rows
+
+
+_METRICS = ("max_abs_error", "expected_kl", "accuracy", "bayes_accuracy", "loss_gap")
+
+
+def _key(unit: Unit, mu2: float, sigma1: float, prior1: float, seed: int,
+         step: int) -> dict[str, Any]:
+    return {"mu2": mu2, "sigma1": sigma1, "prior1": prior1, "recipe": unit.recipe,
+            "loss": unit.loss, "width": unit.width, "seed": seed, "step": step}
+
+
+def _explained(task: GaussianClasses) -> dict[str, Any]:
+    """The columns that explain a cell: its crossings, the tail crossing and mass."""
+    crossing, mass = tail_crossing(task)
+    return {"crossings": ";".join(f"{x:.6g}" for x in task.decision_boundaries()),
+            "tail_crossing": crossing, "tail_mass": mass}
+
+
+def failed_rows(unit: Unit, members: Sequence[tuple], exc: BaseException
+                 ) -> list[dict[str, Any]]:
+    """The rows of cells that failed: NaN metrics, and the error in one line.
+
+    Parameters
+    ----------
+    unit : Unit
+    members : sequence of (mu2, sigma1, prior1, seed)
+        The members of ``unit`` that failed.
+    exc : BaseException
+        Why.
+
+    Returns
+    -------
+    list of dict
+        Keys :data:`SWEEP_COLUMNS`, one per member and budget, ``error`` the
+        exception's type and the first line of its message.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> from scratchnet.experiments.grids import failed_rows
+    >>> unit = sn.experiments.Unit("textbook", "cross_entropy", 8,
+    ...                            ((0.0, 1.0, 0.5, 0),), (20,))
+    >>> failed_rows(unit, unit.members, MemoryError("too big"))[0]["error"]
+    'MemoryError: too big'
+    """
+    error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    rows = []
+    for mu2, sigma1, prior1, seed in members:
+        try:
+            explained = _explained(family_task(mu2, sigma1, prior1))
+        except (TypeError, ValueError):
+            explained = {"crossings": "", "tail_crossing": math.nan,
+                         "tail_mass": math.nan}
+        rows += [{**_key(unit, mu2, sigma1, prior1, seed, step),
+                  **dict.fromkeys(_METRICS, math.nan), **explained, "error": error}
+                 for step in unit.steps]
     return rows
 
 
@@ -396,15 +367,15 @@ class Grid:
             set_(self, name, parse_axis(getattr(self, name), name))
         set_(self, "steps", tuple(sorted(parse_axis(self.steps, "steps"))))
         for name, valid in (("recipes", tuple(RECIPES)), ("losses", LOSSES)):
-            values = (getattr(self, name),) if isinstance(getattr(self, name), str) \
-                else tuple(getattr(self, name))
-            bad = [v for v in values if v not in valid]
-            if bad or not values or len(set(values)) != len(values):
-                raise ValueError(f"{name} must be distinct names from "
-                                 f"{', '.join(valid)}; got {values!r}")
-            set_(self, name, values)
-        widths = self.widths or (get_recipe(self.recipes[0]).sizes[1],)
+            set_(self, name, names(getattr(self, name), name, valid))
+        widths = self.widths
+        if isinstance(widths, (tuple, list)) and not widths:
+            widths = (get_recipe(self.recipes[0]).sizes[1],)
         set_(self, "widths", parse_axis(widths, "widths"))
+        if isinstance(self.seeds, (str, bytes)) or not isinstance(
+                self.seeds, (Sequence, np.ndarray, range)):
+            raise TypeError("seeds must be a sequence of seeds (distinct non-negative "
+                            f"integers); got {type(self.seeds).__name__}")
         seeds = tuple(self.seeds)
         if (not seeds or len(set(seeds)) != len(seeds) or any(
                 isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0

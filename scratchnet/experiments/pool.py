@@ -30,6 +30,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from multiprocessing.context import BaseContext
 from typing import Any, Optional
 
+import numpy as np
+
+from .._validation import check_positive_int
+from ._checks import finite
 from .recipes import Recipe, get_recipe
 
 __all__ = ["BLAS_THREAD_VARIABLES", "MAC_SECONDS", "STEP_SECONDS", "cpu_count",
@@ -168,6 +172,9 @@ def ensemble_seconds(recipe: Recipe, steps: int, members: int) -> float:
     >>> round(ensemble_seconds(ORIGINAL, 50_000, 1), 1)  # 1-64-64-2, float32
     9.2
     """
+    recipe = get_recipe(recipe)
+    steps = check_positive_int(steps, "steps")
+    members = check_positive_int(members, "members")
     macs = recipe.batch_size * sum((a + 1) * b for a, b in zip(recipe.sizes,
                                                                 recipe.sizes[1:]))
     return steps * (STEP_SECONDS + members * macs * MAC_SECONDS[recipe.dtype])
@@ -198,6 +205,10 @@ def makespan(costs: Sequence[float], jobs: int, *, in_order: bool = False) -> fl
     >>> makespan([1.0, 1.0, 4.0], jobs=2, in_order=True)  # 1 + 4 beside 1
     5.0
     """
+    if isinstance(costs, (str, bytes)) or not isinstance(costs, (Sequence, np.ndarray)):
+        raise TypeError(f"costs must be a sequence of seconds; got {costs!r:.40}")
+    costs = [finite(c, "costs entries", low=0.0) for c in costs]
+    jobs = check_positive_int(jobs, "jobs")
     return max(_schedule(costs if in_order else sorted(costs, reverse=True), jobs)[1])
 
 
@@ -248,6 +259,12 @@ def plan_ensembles(groups: Mapping[str, Sequence[Any]], jobs: int, *,
     >>> [(recipe, members) for recipe, members in plan]
     [('original', ['a', 'c']), ('covering', ['a', 'b', 'c']), ('original', ['b'])]
     """
+    if not isinstance(groups, Mapping):
+        raise TypeError("groups must map recipe names to their members; got "
+                        f"{type(groups).__name__}")
+    jobs = check_positive_int(jobs, "jobs")
+    if steps is not None:
+        steps = check_positive_int(steps, "steps")
     recipes = {name: get_recipe(name) for name in groups}
 
     def cost(unit: tuple[str, list]) -> float:

@@ -32,6 +32,7 @@ from typing import Union
 
 from .._validation import check_positive_int
 from ..schedules import CosineAnnealingLR
+from ._checks import choice, finite, integers, text
 
 __all__ = [
     "COVERING",
@@ -111,10 +112,16 @@ class Recipe:
     dtype : {"float64", "float32"}, default "float64"
     description : str, default ""
     loss : {"cross_entropy", "mse", "hinge"}, default "cross_entropy"
-        What training minimises (:data:`LOSSES`).  The networks' probabilities
-        are ``softmax(outputs)``, except for ``"mse"``, whose outputs
-        themselves estimate :math:`P(c \mid x)`
-        (:func:`scratchnet.experiments.readout`).
+        What training minimises (:data:`LOSSES`).  The networks' outputs are
+        read through that loss's readout,
+        ``scratchnet.objectives.get_loss(loss).predict_proba``: the softmax
+        for the cross-entropy, the outputs themselves for ``"mse"``, the
+        one-hot decision for ``"hinge"`` (:mod:`scratchnet.readouts`).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a field of the wrong kind or out of range, naming the field.
 
     Examples
     --------
@@ -142,6 +149,40 @@ class Recipe:
     dtype: str = "float64"
     description: str = ""
     loss: str = "cross_entropy"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__  # frozen: normalise the fields once
+        text(self.name, "name")
+        text(self.description, "description")
+        sizes = integers(self.sizes, "sizes")
+        if len(sizes) < 2:
+            raise ValueError(f"sizes must hold at least an input and an output size; "
+                             f"got {sizes!r}")
+        set_(self, "sizes", sizes)
+        choice(self.optimizer, "optimizer", ("adam", "sgd"))
+        set_(self, "lr", finite(self.lr, "lr", low=0.0, low_inclusive=False))
+        set_(self, "batch_size", check_positive_int(self.batch_size, "batch_size"))
+        choice(self.data, "data", ("fixed", "stream", "covering"))
+        set_(self, "steps", check_positive_int(self.steps, "steps"))
+        set_(self, "snapshot_steps", integers(self.snapshot_steps, "snapshot_steps",
+                                              allow_empty=True))
+        choice(self.schedule, "schedule", ("constant", "cosine"))
+        set_(self, "lr_final", finite(self.lr_final, "lr_final", low=0.0))
+        set_(self, "momentum", finite(self.momentum, "momentum", low=0.0, high=1.0))
+        set_(self, "dataset_size", check_positive_int(self.dataset_size,
+                                                      "dataset_size"))
+        pair = self.input_range
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) \
+                or len(pair) != 2:
+            raise TypeError(f"input_range must be a pair (low, high); got {pair!r}")
+        low, high = (finite(v, "input_range entries") for v in pair)
+        if not low < high:
+            raise ValueError(f"input_range must have low < high; got {pair!r}")
+        set_(self, "input_range", (low, high))
+        set_(self, "mix", finite(self.mix, "mix", low=0.0, high=1.0))
+        choice(self.init, "init", ("xavier", "he", "torch"))
+        choice(self.dtype, "dtype", ("float64", "float32"))
+        choice(self.loss, "loss", LOSSES)
 
     def learning_rate(self, steps: int) -> Union[float, CosineAnnealingLR]:
         """The ``lr`` argument of :func:`scratchnet.train` for a run of ``steps``.

@@ -154,7 +154,8 @@ def summarize(
     (3, True)
     """
     results = _results(results, "results")
-    if steps is not None and (isinstance(steps, (str, bytes)) or not all(
+    if steps is not None and (isinstance(steps, (str, bytes, Mapping))
+                              or not isinstance(steps, Iterable) or not all(
             isinstance(s, (int, np.integer)) for s in steps)):
         raise TypeError(f"steps must be a sequence of step counts; got {steps!r}")
     for flag, value in (("final", final), ("over_seeds", over_seeds)):
@@ -201,8 +202,8 @@ def format_table(rows: Iterable[dict[str, Any]]) -> str:
     ----------
     rows : iterable of dict
         With keys :data:`COLUMNS`, or summarised over seeds
-        (``summarize(..., over_seeds=True)``): then each metric reads
-        ``median [min, max]``.
+        (``summarize(..., over_seeds=True)``): then each metric over several
+        seeds reads ``median [min, max]`` (over one seed, the value itself).
 
     Returns
     -------
@@ -219,12 +220,14 @@ def format_table(rows: Iterable[dict[str, Any]]) -> str:
     | t | r | 0 | 10 | 1.23e-03 | 0.250 | +0.0100 | 90.00% | 93.32% |
     """
     rows = _table_rows(rows)
-    spread = bool(rows) and "seeds" in rows[0]
-    columns = [("seeds" if c == "seed" and spread else c) for c in COLUMNS]
+    summarised = bool(rows) and "seeds" in rows[0]
+    columns = [("seeds" if c == "seed" and summarised else c) for c in COLUMNS]
+    # "median [min, max]" only over several seeds; one seed's value is itself
+    spread = summarised and any(row["seeds"] > 1 for row in rows)
 
     def cell(row: dict[str, Any], c: str) -> str:
         text = _FORMATS.get(c, "{}").format(row[c])
-        if spread and c in METRICS:
+        if spread and c in METRICS and row["seeds"] > 1:
             low, high = (_FORMATS[c].format(row[f"{c}_{k}"]) for k in ("min", "max"))
             text += f" [{low}, {high}]"
         return text
@@ -311,8 +314,8 @@ def posterior_figure(result: Union[ExperimentResult, Sequence[ExperimentResult]]
 
     from ..plotting import plot_posterior_fit
 
-    fig = Figure(figsize=(7.5, 4.6))
-    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.11, top=0.93)
+    fig = Figure(figsize=(10.5, 4.6))  # the legend stands on the right, outside
+    fig.subplots_adjust(left=0.07, right=0.66, bottom=0.11, top=0.93)
     ax = plot_posterior_fit(task, first.eval_x, np.median(probs, axis=0), band=band,
                             labels=[f"{steps[i]:,} steps" for i in keep],
                             ax=fig.subplots())
@@ -355,10 +358,11 @@ def convergence_figure(results: Iterable[ExperimentResult]) -> Figure:
 
     from ..plotting import plot_convergence
 
-    fig = Figure(figsize=(12, 5.0))
-    fig.subplots_adjust(left=0.07, right=0.99, bottom=0.15, top=0.91, wspace=0.22)
+    fig = Figure(figsize=(13.5, 5.0))  # the legend on the right, outside the axes
+    fig.subplots_adjust(left=0.06, right=0.8, bottom=0.15, top=0.91, wspace=0.22)
     ax_kl, ax_max = fig.subplots(1, 2)
     plot_convergence(rows, "expected_kl", ax=ax_kl)
+    ax_kl.get_legend().remove()  # the right axes' legend names both
     plot_convergence(rows, "max_abs_error", ax=ax_max, reference=ORIGINAL_REPORTED,
                      reference_step=ORIGINAL_REPORTED_STEP,
                      reference_label="original study (Xie, 2024)")

@@ -25,15 +25,23 @@ A run on a sampled dataset also counts its training inputs past the task's
 last crossing of :math:`P(c_1 \mid x) = 1/2`, where the posterior is hardest
 to learn when :math:`P(x)` is small there (:func:`tail_mass`).
 
-A recipe may train with another loss (``recipe.loss``).  With squared error
-on one-hot targets (``"mse"``) the network's outputs *themselves* estimate
-:math:`P(c \mid x)` (not their softmax), and nothing keeps them in
-:math:`[0, 1]`: :func:`readout` clips them to :math:`[10^{-4}, 1]` and
-renormalises, and every metric measures that :math:`q`.  With the hinge
-loss, :math:`q` is the softmax of the outputs, as a user of the network
-would read it.  ``loss_gap`` is then the loss minus its own Bayes floor,
-:math:`\mathbb{E}_x \tfrac1M \sum_c P_c (1 - P_c)` for the squared error
-and :math:`\mathbb{E}_x \min_c P(c \mid x)` for the two-class hinge.
+A recipe may train with another loss (``recipe.loss``).  The loss says how
+the network's outputs become :math:`q(c \mid x)`: every metric reads them
+through the loss object's readout, ``get_loss(recipe.loss).predict_proba``
+and ``predict_log_proba`` (:mod:`scratchnet.readouts`), the readout a model
+trained with that loss uses.  With the cross-entropy that is the softmax;
+with squared error on one-hot targets (``"mse"``) the outputs *themselves*
+estimate :math:`P(c \mid x)`, clipped to :math:`[10^{-4}, 1]`
+(:data:`scratchnet.readouts.MSE_FLOOR`) and renormalised; the hinge loss
+estimates only the Bayes decision, so its :math:`q` is the one-hot row of
+the arg-max, and its expected KL is infinite.  ``loss_gap`` is then the
+loss minus its own Bayes floor, :math:`\mathbb{E}_x \tfrac1M \sum_c P_c
+(1 - P_c)` for the squared error and :math:`\mathbb{E}_x \min_c P(c \mid
+x)` for the two-class hinge.
+
+A task without a decision boundary (equal classes, or equal means and
+scales) runs like any other; its ``last_crossing`` and ``tail_mass`` are
+NaN and no training input lies past a crossing.
 """
 
 from __future__ import annotations
@@ -52,13 +60,13 @@ from ..gaussian import GaussianClasses
 from ..history import History
 from ..information import entropy
 from ..metrics import moving_average
+from ..objectives import get_loss
 from ..optim import SGD
-from ..softmax import softmax
 from ..tasks import get_task
 from .recipes import LOSSES, Recipe, get_recipe
 
-__all__ = ["COLUMNS", "EVAL_X", "LOSS_WINDOW", "MSE_FLOOR", "ExperimentResult",
-           "readout", "run", "run_group", "tail_mass"]
+__all__ = ["COLUMNS", "EVAL_X", "LOSS_WINDOW", "ExperimentResult", "run", "run_group",
+           "tail_mass"]
 
 #: The 100 inputs on :math:`[-4, 7]` where outputs are compared with the posterior.
 EVAL_X = np.linspace(-4.0, 7.0, 100)
@@ -68,9 +76,6 @@ LOSS_WINDOW = 500
 COLUMNS = ("task", "recipe", "seed", "step", "expected_kl", "max_abs_error",
            "loss_gap", "accuracy", "bayes_accuracy")
 
-#: The smallest probability :func:`readout` gives a squared-error network's output.
-MSE_FLOOR = 1e-4
-
 _QUADRATURE_NODES = 4001
 
 
@@ -79,39 +84,6 @@ def _check_loss(loss: str) -> str:
         raise ValueError(f"loss must be one of {', '.join(map(repr, LOSSES))}; "
                          f"got {loss!r}")
     return loss
-
-
-def readout(outputs: Any, loss: str = "cross_entropy") -> np.ndarray:
-    r"""The probabilities :math:`q(c \mid x)` that a network's outputs stand for.
-
-    Parameters
-    ----------
-    outputs : array_like, shape (..., M)
-        The network's outputs (logits).
-    loss : {"cross_entropy", "mse", "hinge"}, default "cross_entropy"
-        The loss it was trained with.
-
-    Returns
-    -------
-    ndarray, shape of ``outputs``
-        ``softmax(outputs)``; for ``"mse"``, whose minimiser is the posterior
-        itself, the outputs clipped to :math:`[` :data:`MSE_FLOOR`
-        :math:`, 1]` and divided by their sum (so that the expected KL stays
-        finite where an output dips below 0).
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> sn.experiments.readout([[0.7, 0.2], [1.2, -0.2]], "mse").round(3)
-    array([[0.778, 0.222],
-           [1.   , 0.   ]])
-    >>> sn.experiments.readout([[1.0, -1.0]], "hinge").round(4)   # softmax
-    array([[0.8808, 0.1192]])
-    """
-    if _check_loss(loss) != "mse":
-        return softmax(outputs)
-    q = np.clip(np.asarray(outputs, dtype=float), MSE_FLOOR, 1.0)
-    return q / q.sum(axis=-1, keepdims=True)
 
 
 def _pointwise_floor(loss: str, posterior: np.ndarray) -> np.ndarray:
@@ -269,6 +241,24 @@ def _build_ensemble(recipe: Recipe, rngs: Sequence[np.random.Generator]) -> Ense
     return Ensemble(recipe.sizes, rngs, init=recipe.init, dtype=recipe.dtype)
 
 
+def _task(task: Any) -> GaussianClasses:
+    """A one-dimensional task from its name or itself; TypeError for anything else."""
+    if isinstance(task, str):
+        task = get_task(task)
+    if not isinstance(task, GaussianClasses):
+        raise TypeError("task must be a task name (a str, e.g. 'separated') or a "
+                        f"GaussianClasses; got {type(task).__name__} {task!r:.40}")
+    if task.dim != 1:
+        raise ValueError(f"task must be one-dimensional; got dim {task.dim}")
+    return task
+
+
+def _progress(progress: Any) -> bool:
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True, False or None; got {progress!r}")
+    return bool(progress)
+
+
 def _seed_list(seeds: Union[int, Sequence[int]]) -> list[int]:
     if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
         return list(range(check_positive_int(seeds, "seeds")))
@@ -327,7 +317,7 @@ def run(
     >>> [r.seed for r in study], study[0].rows == result.rows
     ([0, 1, 2], True)
     """
-    task = get_task(task) if isinstance(task, str) else task
+    task = _task(task)
     seed_list = [check_positive_int(seed, "seed", minimum=0)] if seeds is None \
         else _seed_list(seeds)
     results = run_group([(task, s) for s in seed_list], recipe, steps=steps,
@@ -375,12 +365,19 @@ def run_group(
     recipe = get_recipe(recipe)
     loss = _check_loss(recipe.loss)
     steps = recipe.steps if steps is None else check_positive_int(steps, "steps")
+    progress = _progress(progress)
+    if isinstance(members, (str, bytes)) or not isinstance(members, Sequence):
+        raise TypeError("members must be a sequence of (task, seed) pairs; got "
+                        f"{type(members).__name__}")
     if not members:
         raise ValueError("members must name at least one (task, seed) pair")
-    tasks = [get_task(t) if isinstance(t, str) else t for t, _ in members]
-    for task in tasks:
-        if task.dim != 1:
-            raise ValueError(f"task must be one-dimensional; got dim {task.dim}")
+    for member in members:
+        if isinstance(member, (str, bytes)) or not isinstance(member, Sequence) \
+                or len(member) != 2:
+            raise TypeError(f"members must hold (task, seed) pairs; got {member!r:.60}")
+    tasks = [_task(t) for t, _ in members]
+    for _, seed in members:
+        check_positive_int(seed, "seed of a member", minimum=0)
     snapshots = sorted({s for s in recipe.snapshot_steps if s < steps} | {steps})
     streams = [[np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)]
                for _, seed in members]  # per member: initial weights, data, batches
@@ -404,16 +401,15 @@ def run_group(
     probs: list[list[np.ndarray]] = [[] for _ in members]
     kls: list[list[float]] = [[] for _ in members]
 
+    readout = get_loss(loss)  # the loss says how outputs become probabilities
+
     def snapshot(step: int, ens: Ensemble) -> None:
         for s, task in enumerate(tasks):  # member by member: (n, 64) at a time
             model, eval_x = ens.member(s), grids[id(task)][1]
-            if loss == "cross_entropy":
-                probs[s].append(model.predict_proba(eval_x))
-                kls[s].append(task.expected_kl(model))
-            else:
-                probs[s].append(readout(model.forward(eval_x), loss))
-                kls[s].append(task.expected_kl(
-                    lambda x, m=model: readout(m.forward(x), loss)))
+            probs[s].append(readout.predict_proba(model.forward(eval_x)))
+            kls[s].append(task.expected_kl(
+                lambda x, m=model: readout.predict_log_proba(m.forward(x)),
+                log_probs=True))
 
     lr = recipe.learning_rate(steps)
     first = lr(0) if callable(lr) else lr
@@ -423,7 +419,7 @@ def run_group(
     losses = train_ensemble(ensemble, batches, steps=steps,
                             optimizer=optimizer, lr=lr if callable(lr) else None,
                             snapshot_steps=snapshots, on_snapshot=snapshot,
-                            progress=bool(progress), loss=loss)
+                            progress=progress, loss=loss)
     elapsed = time.perf_counter() - start
     return [_measure(task, recipe, seed, ensemble.member(s), losses[:, s], snapshots,
                      np.stack(probs[s]), np.asarray(kls[s]), grids[id(task)][0],
@@ -458,8 +454,13 @@ def _measure(task: GaussianClasses, recipe: Recipe, seed: int, model: Any,
                                         probs, accuracy)]
     extra: dict[str, Any] = {"elapsed": elapsed}
     if isinstance(data, tuple) and task.num_classes == 2:
-        last = float(task.decision_boundaries()[-1])
-        extra.update(last_crossing=last, tail_mass=tail_mass(task, last),
-                     n_train=len(data[0]), n_tail=int(np.sum(data[0] > last)))
+        crossings = task.decision_boundaries()
+        if crossings.size:
+            last = float(crossings[-1])
+            extra.update(last_crossing=last, tail_mass=tail_mass(task, last),
+                         n_tail=int(np.sum(data[0] > last)))
+        else:  # equal classes: no crossing, no tail past it
+            extra.update(last_crossing=math.nan, tail_mass=math.nan, n_tail=0)
+        extra["n_train"] = len(data[0])
     return ExperimentResult(name, recipe.name, seed, history, EVAL_X.copy(),
                             posterior, rows, model, extra, generative_model=task)

@@ -75,7 +75,9 @@ def plot_posterior_fit(
     -------
     Axes
         Its lines are the M posteriors (labelled :math:`P(c_i \mid x)`), then
-        the snapshots, class by class, then the decision boundaries.
+        the snapshots, class by class, then the decision boundaries.  The
+        legend stands outside the axes, on the right, where it covers no
+        curve (save with ``bbox_inches="tight"``, or leave room on the right).
 
     Notes
     -----
@@ -141,7 +143,9 @@ def plot_posterior_fit(
                         va="top", fontsize="x-small", color="0.25")
     ax.set(xlabel="$x$", ylabel=r"probability; density $P(x, c)$",
            xlim=(x[0], x[-1]), ylim=(-0.02, 1.02))
-    ax.legend(fontsize="small", framealpha=0.9, loc="best")
+    # outside the axes, to the right: the curves and densities fill the plot
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0.0, frameon=False)
     return ax
 
 

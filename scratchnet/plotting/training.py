@@ -61,11 +61,13 @@ def plot_convergence(
         One line per (task, recipe), colour by task and line style by recipe,
         then one per reference bar and an empty one for the legend.  The
         legend tells both apart: one entry per task (its colour, solid) and
-        one per recipe (its line style, in black).
+        one per recipe (its line style, in black); it stands outside the
+        axes, on the right, where it covers no point.
 
     Notes
     -----
-    Non-positive values cannot be shown on a log axis and are left out.
+    Non-positive and infinite values (the expected KL of a one-hot readout)
+    cannot be shown on a log axis and are left out.
 
     Examples
     --------
@@ -85,15 +87,17 @@ def plot_convergence(
     tasks = list(dict.fromkeys(task for task, _ in curves))
     recipes = list(dict.fromkeys(recipe for _, recipe in curves))
     ax = _new_axes(ax)
+    drawn = bool(reference)
     for (task, recipe), points in curves.items():
         steps, values, lows, highs = np.array(sorted(points)).T
-        keep = values > 0
+        keep = np.isfinite(values) & (values > 0)   # what a log axis can show
+        drawn = drawn or bool(keep.any())
         color = CLASS_COLORS[tasks.index(task) % len(CLASS_COLORS)]
         ax.plot(steps[keep], values[keep], marker="o", ms=3, color=color,
                 ls=_LINESTYLES[recipes.index(recipe) % len(_LINESTYLES)],
                 label=f"{task}, {recipe}")  # the legend is built below
         if np.any(lows != highs):
-            shown = keep & (lows > 0)
+            shown = keep & (lows > 0) & np.isfinite(highs)
             ax.fill_between(steps[shown], lows[shown], highs[shown], color=color,
                             alpha=0.15, lw=0, label="_")
     style = {"lw": 5, "alpha": 0.45, "marker": "D", "ms": 5, "solid_capstyle": "butt"}
@@ -109,10 +113,16 @@ def plot_convergence(
     if reference:  # one legend entry, in grey, for the bars in the tasks' colours
         handles += ax.plot([], [], color="0.5", **style,
                            label=f"{reference_label}, {reference_step:,} steps")
-    ax.set(xscale="log", yscale="log", xlabel="training steps (mini-batches)",
+    ax.set(xscale="log", xlabel="training steps (mini-batches)",
            ylabel=METRIC_LABELS.get(metric, metric))
+    if drawn:
+        ax.set_yscale("log")
+    else:  # e.g. the expected KL of a one-hot readout: infinite everywhere
+        ax.text(0.5, 0.5, f"no finite positive {metric} to draw", ha="center",
+                va="center", transform=ax.transAxes, color="0.3")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(handles=handles, fontsize="x-small", framealpha=0.9)
+    ax.legend(handles=handles, fontsize="x-small", loc="upper left",
+              bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
     return ax
 
 
