@@ -27,6 +27,10 @@ seeds), the phase diagram, the error against the tail mass and, with several
 losses, their comparison (:func:`scratchnet.experiments.save_sweep_figures`).
 ``--scheduler ADDRESS`` runs it on a Dask cluster.
 
+``python -m scratchnet digits`` goes to real data
+(:mod:`scratchnet.experiments.digits`); ``python -m scratchnet exercises`` is
+the homework kit (:mod:`scratchnet.exercises`).
+
 Examples
 --------
 >>> from scratchnet.__main__ import build_parser
@@ -37,8 +41,8 @@ Examples
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -65,6 +69,9 @@ __all__ = ["build_parser", "build_sweep_parser", "main"]
 DEFAULT_TASKS = tuple(TASKS)
 DEFAULT_RECIPES = ("original", "covering")
 DEFAULT_SEEDS = 1
+#: The subcommands besides ``sweep``: the module whose ``main(argv)`` runs each.
+SUBCOMMANDS = {"digits": "scratchnet.experiments.digits_report",
+               "exercises": "scratchnet.exercises.cli"}
 _PRINTED_STEPS = (100, 1000, 10_000)
 # measured by benchmarks/bench_default_run.py: medians 18.1 s (17.9-18.8) and 20.2 s
 # (20.0-20.4) wall on 2 cores, an hour apart on one virtual machine
@@ -84,7 +91,11 @@ def _epilog() -> str:
         f"{experiments.ORIGINAL_SECONDS_PER_SETTING * len(TASKS):.0f} s); "
         "--steps 1000 takes a few seconds.\n\n"
         "python -m scratchnet sweep --help: where in task space, and with which "
-        "loss,\nnetworks learn the posterior (grids of tasks, a phase diagram).")
+        "loss,\nnetworks learn the posterior (grids of tasks, a phase diagram).\n"
+        "python -m scratchnet digits --help: real data, a fitted generative model, "
+        "calibration.\n"
+        "python -m scratchnet exercises --help: the homework kit (list, make, "
+        "check).")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -162,21 +173,12 @@ def _units(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int
     return experiments.plan_ensembles(groups, jobs, steps=args.steps)
 
 
-def _import_matplotlib() -> None:
-    """Import what the figures need (about 0.8 s), in the background while the
-    workers train: this process draws every figure."""
-    import matplotlib.figure  # noqa: F401
-
-    from . import plotting  # noqa: F401
-
-
 def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
              say: Callable[[str], None]) -> list[experiments.ExperimentResult]:
     """Train every member on the ensemble engine in worker processes; here,
     draw each (task, recipe)'s figure as soon as all its seeds are trained
     (while other ensembles still train); report as they end and return every
-    seed's result, pair by pair.  Matplotlib is imported once, in this
-    process, while the workers start."""
+    seed's result, pair by pair.  Only this process imports matplotlib."""
     units, done, finished = _units(pairs, args, jobs), {}, []
     start = time.perf_counter()
     expected = {pair: args.seeds for pair in pairs}
@@ -211,12 +213,8 @@ def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
                 jobs, mp_context=experiments.worker_context()) as pool:
             futures = {pool.submit(experiments.run_group, unit[1], unit[0],
                                    steps=args.steps): unit for unit in units}
-            importing = threading.Thread(target=_import_matplotlib, daemon=True)
-            importing.start()
             for future in as_completed(futures):
-                results = future.result()
-                importing.join()
-                trained(futures[future], results)
+                trained(futures[future], future.result())
     return [result for pair in pairs for result in _by_seed(done[pair])]
 
 
@@ -253,7 +251,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ----------
     argv : sequence of str, optional
         The arguments (default: ``sys.argv[1:]``); when the first is
-        ``sweep``, the rest are those of :func:`build_sweep_parser`.
+        ``sweep``, the rest are those of :func:`build_sweep_parser`; of a
+        name in :data:`SUBCOMMANDS`, those of that module's ``main``.
 
     Returns
     -------
@@ -276,6 +275,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["sweep"]:
         return _sweep_main(argv[1:])
+    if argv[:1] and argv[0] in SUBCOMMANDS:  # imported on use (scikit-learn, the kit)
+        return importlib.import_module(SUBCOMMANDS[argv[0]]).main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     tasks = list(dict.fromkeys(args.tasks or DEFAULT_TASKS))

@@ -909,7 +909,7 @@ bad("experiments.run_and_plot[path suffix]",
 bad("experiments.run_and_plot[task]",
     lambda: E.run_and_plot("nope", "textbook", "/tmp/fig.png", steps=5), ValueError,
     "task")
-bad("experiments.readout[loss]", lambda: E.readout(LOGITS, "ce"), ValueError, "loss")
+bad("get_loss[name]", lambda: sn.get_loss("ce"), ValueError, "loss")
 bad("experiments.tail_mass[task]", lambda: E.tail_mass("separated", 3.0), TypeError,
     "task")
 bad("experiments.tail_mass[x NaN]", lambda: E.tail_mass(TASK, NAN), ValueError, "^x|x ")
