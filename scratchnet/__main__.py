@@ -252,7 +252,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv : sequence of str, optional
         The arguments (default: ``sys.argv[1:]``); when the first is
         ``sweep``, the rest are those of :func:`build_sweep_parser`; of a
-        name in :data:`SUBCOMMANDS`, those of that module's ``main``.
+        name in ``SUBCOMMANDS``, those of that module's ``main``.
 
     Returns
     -------

@@ -10,9 +10,11 @@ simplest repair divides every logit vector :math:`z` by one temperature
 
 .. math::
 
-    q_T(c \mid x) = \operatorname{softmax}(z(x) / T)_c, \qquad
-    T^\ast = \arg\min_{T > 0}\; \mathrm{NLL}(T)
+    \begin{aligned}
+    q_T(c \mid x) &= \operatorname{softmax}(z(x) / T)_c, \\
+    T^\ast &= \arg\min_{T > 0}\; \mathrm{NLL}(T)
            = \arg\min_{T > 0}\; -\frac1n \sum_{j=1}^{n} \log q_T(c_j \mid x_j) .
+    \end{aligned}
 
 :math:`T > 1` softens the outputs, :math:`T < 1` sharpens them, and dividing
 by a positive number keeps the order of the logits: the arg-max, hence the
@@ -20,11 +22,13 @@ accuracy, is unchanged.  Written in :math:`\beta = 1/T`,
 
 .. math::
 
-    \mathrm{NLL}(\beta) = \frac1n \sum_j \Big(\operatorname{logsumexp}_c
-        \beta z_{jc} - \beta z_{j c_j}\Big), \qquad
-    \mathrm{NLL}'(\beta) = \frac1n \sum_j
-        \big(\mathbb{E}_{q_\beta}[z_j] - z_{j c_j}\big), \qquad
-    \mathrm{NLL}''(\beta) = \frac1n \sum_j \operatorname{Var}_{q_\beta}[z_j] \ge 0,
+    \begin{aligned}
+    \mathrm{NLL}(\beta) &= \frac1n \sum_j \Big(\operatorname{logsumexp}_c
+        \beta z_{jc} - \beta z_{j c_j}\Big), \\
+    \mathrm{NLL}'(\beta) &= \frac1n \sum_j
+        \big(\mathbb{E}_{q_\beta}[z_j] - z_{j c_j}\big), \\
+    \mathrm{NLL}''(\beta) &= \frac1n \sum_j \operatorname{Var}_{q_\beta}[z_j] \ge 0,
+    \end{aligned}
 
 a convex function of one variable: :func:`fit_temperature` finds its minimum
 with Newton's method, kept inside a bracket of the sign change of
