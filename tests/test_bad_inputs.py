@@ -991,9 +991,9 @@ for argv, option, *owner in [
         (["sweep", "--recipe", ""], "--recipe/--recipes: must name at least one recipe"),
         (["sweep", "--out", ""], "--out: must be a directory path; got ''"),
         (["sweep", "--out", __file__], "--out: must be a directory; got .*, a file"),
-        (["sweep", "--steps", "1000000000000"], "--steps 1000000000000 .* GiB"),
+        (["sweep", "--steps", "1000000000000"], "--steps 1,000,000,000,000 .* GiB"),
         (["sweep", "--steps", "100000", "--seeds", "100000"],
-         "--steps 100000 with --seeds 100000 .* GiB"),
+         "--seeds 100000 .* GiB"),
 ]:
     bad(f"cli[{' '.join(argv)}]", _cli(*argv), CommandLineError, option,
         owner=owner[0] if owner else None)
