@@ -10,16 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_positive_int, check_scalar
+from .._validation import check_choice, check_positive_int, check_scalar, describe
 
 __all__ = ["budgets", "choice", "finite", "integers", "names", "text"]
-
-
-def _kind(value: Any) -> str:
-    """How a value is described in a message: its type, and a short repr."""
-    shown = repr(value)
-    shown = shown if len(shown) <= 40 else shown[:37] + "..."
-    return f"{type(value).__name__} {shown}"
 
 
 def text(value: Any, name: str) -> str:
@@ -41,10 +34,10 @@ def text(value: Any, name: str) -> str:
     >>> text(["a"], "recipe")
     Traceback (most recent call last):
     ...
-    TypeError: recipe must be a string; got list ['a']
+    TypeError: recipe must be a string; got ['a'] (list)
     """
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string; got {_kind(value)}")
+        raise TypeError(f"{name} must be a string; got {describe(value)}")
     return value
 
 
@@ -67,13 +60,7 @@ def choice(value: Any, name: str, valid: Sequence[str]) -> str:
     >>> choice("sgd", "optimizer", ("adam", "sgd"))
     'sgd'
     """
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be one of {', '.join(map(repr, valid))}; got "
-                        f"{_kind(value)}")
-    if value not in valid:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, valid))}; got "
-                         f"{value!r}")
-    return value
+    return check_choice(value, name, tuple(valid))
 
 
 def finite(value: Any, name: str, *, low: float | None = None,
@@ -128,11 +115,12 @@ def integers(values: Any, name: str, *, minimum: int = 1,
     >>> integers(10, "snapshot_steps")
     Traceback (most recent call last):
     ...
-    TypeError: snapshot_steps must be a sequence of integers; got int 10
+    TypeError: snapshot_steps must be a sequence of integers; got 10 (int)
     """
     if isinstance(values, (str, bytes, numbers.Number)) or not isinstance(
             values, (Sequence, np.ndarray)):
-        raise TypeError(f"{name} must be a sequence of integers; got {_kind(values)}")
+        raise TypeError(f"{name} must be a sequence of integers; got "
+                        f"{describe(values)}")
     found = tuple(check_positive_int(v, f"{name} entries", minimum=minimum)
                   for v in values)
     if not found and not allow_empty:
@@ -166,10 +154,10 @@ def names(values: Any, name: str, valid: Sequence[str]) -> tuple[str, ...]:
         for v in found:
             if not isinstance(v, str):
                 raise TypeError(f"{name} must be names (strings) from "
-                                f"{', '.join(valid)}; got {_kind(v)} among them")
+                                f"{', '.join(valid)}; got {describe(v)} among them")
     else:
         raise TypeError(f"{name} must be a name or a sequence of names from "
-                        f"{', '.join(valid)}; got {_kind(values)}")
+                        f"{', '.join(valid)}; got {describe(values)}")
     bad = [v for v in found if v not in valid]
     if bad or not found or len(set(found)) != len(found):
         raise ValueError(f"{name} must be distinct names from {', '.join(valid)}; got "
@@ -207,7 +195,7 @@ def budgets(steps: Any, known: tuple) -> tuple:
         return (int(steps),)
     if isinstance(steps, (str, bytes)) or not isinstance(steps, (Sequence, np.ndarray)):
         raise TypeError(f"steps must be a budget of the sweep or a sequence of them; "
-                        f"got {_kind(steps)}")
+                        f"got {describe(steps)}")
     if not len(steps):
         raise ValueError(f"steps must name at least one of the sweep's budgets {known}")
     return tuple(np.asarray(steps).tolist())
