@@ -236,22 +236,21 @@ class GaussianClasses(FittedToData, BayesFloor):
 
         Notes
         -----
-        Log joint minus log evidence, both measured from the log joint of
-        the most probable class :math:`r` (which cancels):
+        Bayes' rule, the log joint minus the log evidence:
 
         .. math::
 
-            \begin{aligned}
-            \log P(c \mid x) &= \log P(x, c) - \log P(x) \\
-            &= \Delta_c - \log\big(1 + \textstyle\sum_{j \ne r} e^{\Delta_j}\big)
-            \end{aligned}
+            \log P(c \mid x) = \log P(x, c) - \log P(x), \qquad
+            \log P(x) = \operatorname{logsumexp}_j \log P(x, j) .
 
-        with :math:`\Delta_c = \log P(x, c) - \log P(x, r) \le 0`.
-
-        Each :math:`\Delta_c`, a difference of two squared distances, is
-        factored into two terms linear in :math:`x` (exact to rounding even at
-        :math:`x = 10^{300}`); ``log1p`` keeps :math:`\log P(r \mid x)` to full
-        relative precision in the tails.  Memory :math:`O(nMD)`.
+        Both terms are measured from :math:`\log P(x, r)`, ``r`` the most
+        probable class, which cancels: the log joints become
+        :math:`\Delta_c = \log P(x, c) - \log P(x, r) \le 0` (from
+        :func:`~scratchnet._mixture.log_joint_minus_best`, exact even where
+        :math:`\log P(x, c)` itself overflows, :math:`|x| > 10^{154}`), and the
+        logsumexp is :math:`\operatorname{log1p}(\sum_{j \ne r} e^{\Delta_j})`,
+        which keeps :math:`\log P(r \mid x)` to full relative precision.
+        Memory :math:`O(nMD)`.
 
         Examples
         --------
@@ -263,11 +262,10 @@ class GaussianClasses(FittedToData, BayesFloor):
         array([[-5.71913384e-133, -3.04500000e+002]])
         """
         x = check_mixture_inputs(x, self.dim)
-        delta, best = log_joint_minus_best(x, self._l_inv, self._l_inv_mu,
-                                            self._log_const)   # Delta_c, r
-        others = np.exp(delta)
-        others[np.arange(len(x)), best] = 0.0                   # the j != r terms
-        return delta - np.log1p(others.sum(axis=1, keepdims=True))
+        log_joint = log_joint_minus_best(x, self._l_inv, self._l_inv_mu,
+                                         self._log_const)   # log P(x, c) - log P(x, r)
+        log_evidence = logsumexp(log_joint, axis=1, keepdims=True)
+        return log_joint - log_evidence
 
     def posterior(self, x: Any) -> np.ndarray:
         r"""The Bayes posterior :math:`P(c \mid x) = P(x, c) / P(x)`.
