@@ -20,12 +20,12 @@ from .._validation import as_generator, check_positive_int
 from ..metrics import calibration_bins, expected_calibration_error
 from .style import (
     CLASS_COLORS,
-    _check_ax,
-    _check_model,
-    _check_task,
-    _class_colors,
-    _new_axes,
-    _predict,
+    check_ax,
+    check_task,
+    class_colors,
+    model_function,
+    new_axes,
+    predict_probabilities,
 )
 
 __all__ = ["plot_oracle", "plot_reliability_diagram"]
@@ -64,12 +64,12 @@ def plot_oracle(
     True
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    _check_task(task), _check_model(model), _check_ax(ax)
+    check_task(task), model_function(model), check_ax(ax)
     x, _ = task.sample(check_positive_int(n, "n"), as_generator(rng))
     posterior = np.asarray(task.posterior(x))
-    probs = _predict(model, x, posterior.shape[1])
-    colors = _class_colors(posterior.shape[1])
-    ax = _new_axes(ax, figsize=(4.8, 4.6))
+    probs = predict_probabilities(model, x, posterior.shape[1])
+    colors = class_colors(posterior.shape[1])
+    ax = new_axes(ax, figsize=(4.8, 4.6))
     for i in range(posterior.shape[1]):
         ax.scatter(posterior[:, i], probs[:, i], s=8, alpha=0.5, color=colors[i],
                    lw=0, label=f"$c_{i + 1}$")
@@ -111,12 +111,12 @@ def plot_reliability_diagram(
     [0.0, 0.0, 0.0, 0.0, 1.0]
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    _check_ax(ax)
+    check_ax(ax)
     counts, mean_confidence, accuracy = calibration_bins(probs, targets, n_bins)
     ece = expected_calibration_error(probs, targets, n_bins)
     filled = counts > 0
     edges = np.linspace(0.0, 1.0, n_bins + 1)
-    ax = _new_axes(ax, figsize=(4.8, 4.6))
+    ax = new_axes(ax, figsize=(4.8, 4.6))
     ax.bar(edges[:-1], accuracy, width=1.0 / n_bins, align="edge",
            color=CLASS_COLORS[0], alpha=0.75, edgecolor="white", label="accuracy")
     ax.plot(mean_confidence[filled], accuracy[filled], "o", color=CLASS_COLORS[1],

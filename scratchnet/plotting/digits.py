@@ -19,7 +19,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from .._validation import as_float_array
-from .style import CLASS_COLORS, _check_ax, _new_axes
+from .style import CLASS_COLORS, check_ax, new_axes
 
 __all__ = ["plot_calibration_over_training", "plot_kl_against_n",
            "plot_kl_against_steps"]
@@ -68,10 +68,10 @@ def plot_kl_against_n(sizes: Sequence[int], kl: Any, *,
     1
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    _check_ax(ax)
+    check_ax(ax)
     sizes = np.asarray(sizes, dtype=float)
     kl = _series(kl, "kl", sizes.shape)
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     _median_band(ax, sizes, kl, CLASS_COLORS[0], f"median over {kl.shape[1]} seeds")
     ax.set(xscale="log", yscale="log", xlabel="training samples n",
            ylabel=r"$E_x\, KL(P(C\mid x)\,\|\,q(C\mid x))$ (nats)",
@@ -104,10 +104,10 @@ def plot_kl_against_steps(steps: Sequence[int], sizes: Sequence[int], kl: Any, *
     1
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    _check_ax(ax)
+    check_ax(ax)
     steps = np.asarray(steps, dtype=float)
     kl = _series(kl, "kl", (len(sizes), len(steps)))
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     for k, n in enumerate(sizes):
         _median_band(ax, steps, kl[k], CLASS_COLORS[k % len(CLASS_COLORS)],
                      f"n = {n:,}")
@@ -155,7 +155,7 @@ def plot_calibration_over_training(steps: Sequence[int], nll: Any, ece: Any, *,
 
         axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")[1]
     for ax in axes:
-        _check_ax(ax)
+        check_ax(ax)
     labels = ("test NLL (nats)", "test ECE (10 bins)")
     for i, (ax, values) in enumerate(zip(axes, series)):
         _median_band(ax, steps, values, CLASS_COLORS[0], "network (median, range)")

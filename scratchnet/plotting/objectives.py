@@ -20,7 +20,7 @@ from .._validation import as_float_array, check_positive_int
 from ..gaussian import GaussianClasses
 from ..metrics import fit_gaussian_by_kl, loss_landscape
 from ..softmax import log_sigmoid
-from .style import CLASS_COLORS, _check_ax, _increasing, _interval, _new_axes
+from .style import CLASS_COLORS, as_increasing, as_interval, check_ax, new_axes
 
 __all__ = ["plot_kl_fits", "plot_loss_landscape", "plot_margin_losses"]
 
@@ -66,14 +66,14 @@ def plot_loss_landscape(
     """
     if kind not in ("mse", "cross_entropy"):
         raise ValueError(f"kind must be 'mse' or 'cross_entropy'; got {kind!r}")
-    limits = _interval(limits, "limits")
+    limits = as_interval(limits, "limits")
     levels = (np.linspace(0.0, 10.0, 21) if levels is None
-              else _increasing(levels, "levels"))
-    _check_ax(ax)
+              else as_increasing(levels, "levels"))
+    check_ax(ax)
     grid = np.linspace(*limits, check_positive_int(resolution, "resolution", minimum=2))
     correct, other = np.meshgrid(grid, grid)
     loss = loss_landscape(kind, correct, other)
-    ax = _new_axes(ax, figsize=(5.2, 4.4))
+    ax = new_axes(ax, figsize=(5.2, 4.4))
     filled = ax.contourf(correct, other, loss, levels=levels, cmap="viridis",
                          extend="max")
     ax.contour(correct, other, loss, levels=filled.levels[::2], colors="white",
@@ -125,7 +125,7 @@ def plot_margin_losses(margins: Any = None, *, ax: Optional[Axes] = None) -> Axe
     """
     m = np.linspace(-4.0, 4.0, 401) if margins is None else margins
     m = as_float_array(m, "margins", allow_inf=False).reshape(-1)
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     ax.plot(m, -log_sigmoid(m), color=CLASS_COLORS[0], lw=2,
             label=r"log loss $\ln(1 + e^{-m})$")
     ax.plot(m, np.maximum(0.0, 1.0 - m), color=CLASS_COLORS[1], lw=2, ls="--",
@@ -166,7 +166,7 @@ def plot_kl_fits(grid: Any = None, p: Any = None, *, ax: Optional[Axes] = None
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     grid = np.linspace(-6.0, 6.0, 801) if grid is None else grid
-    grid = _increasing(grid, "grid")
+    grid = as_increasing(grid, "grid")
     if p is None:
         p = GaussianClasses([-2.0, 2.0], [0.6, 0.6], [0.55, 0.45]).density(grid)
     p = as_float_array(p, "p", allow_inf=False)
@@ -174,7 +174,7 @@ def plot_kl_fits(grid: Any = None, p: Any = None, *, ax: Optional[Axes] = None
         raise ValueError(f"p must have the shape of grid {grid.shape}; got {p.shape}")
     if np.any(p < 0):
         raise ValueError(f"p must be non-negative density values; got {p.min():g}")
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     ax.fill_between(grid, p, color="0.85", lw=0)
     ax.plot(grid, p, color="black", lw=2, label="$P$ (two modes)")
     styles = {"forward": (CLASS_COLORS[0], "--", r"KL(P\,\|\,Q)", "mode covering"),

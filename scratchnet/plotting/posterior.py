@@ -19,15 +19,15 @@ from matplotlib.patches import Patch
 
 from .._validation import as_float_array, as_generator, check_positive_int
 from .style import (
-    _check_ax,
-    _check_model,
-    _check_task,
-    _class_colors,
-    _increasing,
-    _interval,
-    _new_axes,
-    _predict,
-    _probabilities,
+    as_increasing,
+    as_interval,
+    as_probabilities,
+    check_ax,
+    check_task,
+    class_colors,
+    model_function,
+    new_axes,
+    predict_probabilities,
 )
 
 __all__ = ["plot_posterior_fit", "plot_posterior_map"]
@@ -94,13 +94,13 @@ def plot_posterior_fit(
     ['$P(c_1\\mid x)$', '$P(c_2\\mid x)$', 'Bayes decision boundary: x = 1.500']
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    _check_task(task, 1)
-    x, num_classes = _increasing(x, "x"), task.num_classes
+    check_task(task, 1)
+    x, num_classes = as_increasing(x, "x"), task.num_classes
     for name, flag in (("densities", densities), ("boundaries", boundaries)):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False; got {flag!r}")
     if probs is not None:
-        probs = _probabilities(probs, "probs")
+        probs = as_probabilities(probs, "probs")
         probs = probs[None] if probs.ndim == 2 else probs
         if probs.ndim != 3 or probs.shape[1:] != (x.size, num_classes):
             raise ValueError(f"probs must have shape (n, M) or (k, n, M) with n = "
@@ -108,10 +108,10 @@ def plot_posterior_fit(
         labels = _snapshot_labels(labels, probs.shape[0])
     if band is not None:
         band = _band(band, probs, (2, x.size, num_classes))
-    _check_ax(ax)
+    check_ax(ax)
     posterior = np.asarray(task.posterior(x))
-    colors = _class_colors(num_classes)
-    ax = _new_axes(ax)
+    colors = class_colors(num_classes)
+    ax = new_axes(ax)
     if densities:
         joint = np.exp(np.asarray(task.log_joint(x)))
         for i in range(num_classes):
@@ -224,31 +224,31 @@ def plot_posterior_map(
     (20, 20, 3)
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    _check_task(task, 2)
+    check_task(task, 2)
     if model is not None:
-        _check_model(model)
+        model_function(model)
     resolution = check_positive_int(resolution, "resolution", minimum=2)
     samples = check_positive_int(samples, "samples", minimum=0)
     levels = as_float_array(levels, "levels", allow_inf=False).reshape(-1)
     if np.any((levels <= 0) | (levels >= 1)):
         raise ValueError(f"levels must be probabilities in (0, 1); got "
                          f"{levels.tolist()}")
-    _check_ax(ax)
+    check_ax(ax)
     if limits is None:
         low, high = (np.broadcast_to(np.asarray(b, dtype=float), (2,))
                      for b in task.support())
         limits = list(zip(low, high))
     if not isinstance(limits, (tuple, list)) or len(limits) != 2:
         raise ValueError(f"limits must be ((x0, x1), (y0, y1)); got {limits!r}")
-    (x0, x1), (y0, y1) = (_interval(v, f"limits[{i}]") for i, v in enumerate(limits))
+    (x0, x1), (y0, y1) = (as_interval(v, f"limits[{i}]") for i, v in enumerate(limits))
     xx, yy = np.meshgrid(np.linspace(x0, x1, resolution),
                          np.linspace(y0, y1, resolution))
     points = np.column_stack([xx.ravel(), yy.ravel()])
     probs = (task.posterior(points) if model is None
-             else _predict(model, points, task.num_classes))
+             else predict_probabilities(model, points, task.num_classes))
     probs = np.asarray(probs, dtype=float)
-    colors = np.array(_class_colors(probs.shape[1]))
-    ax = _new_axes(ax, figsize=(5.2, 4.6))
+    colors = np.array(class_colors(probs.shape[1]))
+    ax = new_axes(ax, figsize=(5.2, 4.6))
     image = np.clip(probs @ colors, 0.0, 1.0).reshape(resolution, resolution, 3)
     ax.imshow(image, origin="lower", extent=(x0, x1, y0, y1), aspect="auto",
               interpolation="bilinear")

@@ -19,6 +19,10 @@ from matplotlib.colors import to_rgb
 
 from .._validation import as_float_array, check_distribution
 
+# Shared by the plotting modules (public names, documented, not exported by
+# scratchnet.plotting): new_axes, class_colors, check_ax, check_task,
+# model_function, as_probabilities, predict_probabilities, as_increasing,
+# as_interval and LINESTYLES.
 __all__ = ["CLASS_COLORS", "METRIC_LABELS"]
 
 #: Okabe-Ito colours, in the order used for classes, tasks and fits.
@@ -31,12 +35,12 @@ METRIC_LABELS = {
     "max_abs_error": r"$\max_{x \in [-4, 7]} |q(c\mid x) - P(c\mid x)|$",
     "loss_gap": "training loss minus its Bayes floor (nats)",
 }
-_LINESTYLES = ("-", "--", ":", "-.")
+LINESTYLES = ("-", "--", ":", "-.")   # one per curve of a training plot, cycled
 
 
-def _new_axes(ax: Optional[Axes], figsize: tuple[float, float] = (6.4, 4.2)) -> Axes:
+def new_axes(ax: Optional[Axes], figsize: tuple[float, float] = (6.4, 4.2)) -> Axes:
     """Return ``ax``, or the axes of a new pyplot figure (shown in notebooks)."""
-    _check_ax(ax)
+    check_ax(ax)
     if ax is not None:
         return ax
     import matplotlib.pyplot as plt
@@ -44,19 +48,19 @@ def _new_axes(ax: Optional[Axes], figsize: tuple[float, float] = (6.4, 4.2)) -> 
     return plt.subplots(figsize=figsize, layout="constrained")[1]
 
 
-def _class_colors(num_classes: int) -> list[tuple[float, float, float]]:
+def class_colors(num_classes: int) -> list[tuple[float, float, float]]:
     """RGB colour of each class: the palette, cycled if there are more classes."""
     return [to_rgb(CLASS_COLORS[i % len(CLASS_COLORS)]) for i in range(num_classes)]
 
 
-def _check_ax(ax: Any) -> None:
+def check_ax(ax: Any) -> None:
     """``ax`` must be None or a matplotlib Axes (checked before any drawing)."""
     if ax is not None and not isinstance(ax, Axes):
         raise TypeError(f"ax must be a matplotlib Axes or None; got "
                         f"{type(ax).__name__}")
 
 
-def _check_task(task: Any, dim: Optional[int] = None) -> Any:
+def check_task(task: Any, dim: Optional[int] = None) -> Any:
     """``task`` must be a generative model (a GaussianClasses), of ``dim`` if given."""
     if not all(hasattr(task, a) for a in ("posterior", "sample", "dim", "num_classes")):
         raise TypeError("task must be a GaussianClasses (with .posterior, .sample, "
@@ -67,7 +71,7 @@ def _check_task(task: Any, dim: Optional[int] = None) -> Any:
     return task
 
 
-def _check_model(model: Any) -> Any:
+def model_function(model: Any) -> Any:
     """The function x -> probabilities of a model (``.predict_proba``) or a callable."""
     predict = getattr(model, "predict_proba", model)
     if not callable(predict):
@@ -76,23 +80,23 @@ def _check_model(model: Any) -> Any:
     return predict
 
 
-def _probabilities(probs: Any, name: str) -> np.ndarray:
+def as_probabilities(probs: Any, name: str) -> np.ndarray:
     """``probs`` as a float array of distributions along the last axis."""
     probs = as_float_array(probs, name)
     check_distribution(probs, name)
     return probs
 
 
-def _predict(model: Any, x: np.ndarray, num_classes: int) -> np.ndarray:
+def predict_probabilities(model: Any, x: np.ndarray, num_classes: int) -> np.ndarray:
     """Class probabilities (n, M) from a model (``.predict_proba``) or a callable."""
-    probs = _probabilities(_check_model(model)(x), "model(x) (probabilities)")
+    probs = as_probabilities(model_function(model)(x), "model(x) (probabilities)")
     if probs.shape != (len(x), num_classes):
         raise ValueError(f"model must return probabilities of shape "
                          f"{(len(x), num_classes)}; got {probs.shape}")
     return probs
 
 
-def _increasing(values: Any, name: str) -> np.ndarray:
+def as_increasing(values: Any, name: str) -> np.ndarray:
     """A non-empty, finite, increasing 1-D array."""
     values = as_float_array(values, name, allow_inf=False, allow_empty=False)
     if values.ndim > 1:
@@ -103,7 +107,7 @@ def _increasing(values: Any, name: str) -> np.ndarray:
     return values
 
 
-def _interval(limits: Any, name: str) -> tuple[float, float]:
+def as_interval(limits: Any, name: str) -> tuple[float, float]:
     """A pair (low, high) of finite numbers with low < high."""
     ok = (isinstance(limits, (tuple, list, np.ndarray)) and len(limits) == 2
           and all(isinstance(v, numbers.Real) and np.isfinite(v) for v in limits))

@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D
 
 from .._validation import as_float_array, check_positive_int, check_scalar
 from ..metrics import moving_average
-from .style import _LINESTYLES, CLASS_COLORS, METRIC_LABELS, _check_ax, _new_axes
+from .style import CLASS_COLORS, LINESTYLES, METRIC_LABELS, check_ax, new_axes
 
 __all__ = ["plot_convergence", "plot_training_curve"]
 
@@ -86,7 +86,7 @@ def plot_convergence(
         raise TypeError(f"reference_label must be a string; got {reference_label!r}")
     tasks = list(dict.fromkeys(task for task, _ in curves))
     recipes = list(dict.fromkeys(recipe for _, recipe in curves))
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     drawn = bool(reference)
     for (task, recipe), points in curves.items():
         steps, values, lows, highs = np.array(sorted(points)).T
@@ -94,7 +94,7 @@ def plot_convergence(
         drawn = drawn or bool(keep.any())
         color = CLASS_COLORS[tasks.index(task) % len(CLASS_COLORS)]
         ax.plot(steps[keep], values[keep], marker="o", ms=3, color=color,
-                ls=_LINESTYLES[recipes.index(recipe) % len(_LINESTYLES)],
+                ls=LINESTYLES[recipes.index(recipe) % len(LINESTYLES)],
                 label=f"{task}, {recipe}")  # the legend is built below
         if np.any(lows != highs):
             shown = keep & (lows > 0) & np.isfinite(highs)
@@ -108,7 +108,7 @@ def plot_convergence(
     handles = [Line2D([], [], color=CLASS_COLORS[i % len(CLASS_COLORS)], lw=2,
                       label=f"task {task}") for i, task in enumerate(tasks)]
     handles += [Line2D([], [], color="black", lw=1.5,
-                       ls=_LINESTYLES[i % len(_LINESTYLES)], label=f"recipe {recipe}")
+                       ls=LINESTYLES[i % len(LINESTYLES)], label=f"recipe {recipe}")
                 for i, recipe in enumerate(recipes)]
     if reference:  # one legend entry, in grey, for the bars in the tasks' colours
         handles += ax.plot([], [], color="0.5", **style,
@@ -216,9 +216,9 @@ def plot_training_curve(
                                   high_inclusive=False)
     if not isinstance(label, str):
         raise TypeError(f"label must be a string; got {label!r}")
-    _check_ax(ax)
+    check_ax(ax)
     steps = np.arange(1, losses.size + 1)
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     ax.plot(steps, losses, color=CLASS_COLORS[5], lw=0.5, alpha=0.5, label="_")
     ax.plot(steps, moving_average(losses, window), color=CLASS_COLORS[0], lw=2,
             label=f"{label} (mean of {window} steps)")
