@@ -223,7 +223,7 @@ def phase_diagram(result: Sweep, *, steps: Optional[Any] = None,
     steps = budgets(steps, grid.steps)
     if not isinstance(contours, (bool, np.bool_)):
         raise TypeError(f"contours must be True or False; got {contours!r}")
-    chosen = result._slice(steps[0], recipe, loss, width, prior1)
+    chosen = result.choose_slice(steps[0], recipe, loss, width, prior1)
     fixed = {k: chosen[k] for k in ("recipe", "loss", "width", "prior1")}
     values = [_sorted_matrix(result, result.matrix(metric, step=step, **fixed))
               for step in steps]
@@ -301,7 +301,7 @@ def tail_mass_figure(result: Sweep, *, steps: Optional[Any] = None,
     """
     grid = _check_sweep(result).grid
     steps = budgets(steps, grid.steps)
-    chosen = result._slice(steps[0], recipe, loss, width, prior1)
+    chosen = result.choose_slice(steps[0], recipe, loss, width, prior1)
     from matplotlib.figure import Figure
 
     from ..plotting import CLASS_COLORS
@@ -383,7 +383,7 @@ def loss_figure(result: Sweep, *, recipe: Optional[str] = None,
     [2, 2, 2]
     """
     grid = _check_sweep(result).grid
-    chosen = result._slice(None, recipe, None, width, prior1)
+    chosen = result.choose_slice(None, recipe, None, width, prior1)
     from matplotlib.figure import Figure
     from matplotlib.ticker import NullLocator
 

@@ -140,7 +140,7 @@ class Sweep:
         (2, 3)
         """
         choice(metric, "metric", (*SWEEP_METRICS, "tail_mass"))
-        chosen = self._slice(step, recipe, loss, width, prior1)
+        chosen = self.choose_slice(step, recipe, loss, width, prior1)
         grid = self.grid
         values = np.full((len(grid.sigma1), len(grid.mu2)), np.nan)
         for row in self.summary():
@@ -149,9 +149,15 @@ class Sweep:
                     row[metric])
         return values
 
-    def _slice(self, step: Any, recipe: Any, loss: Any, width: Any, prior1: Any
+    def choose_slice(self, step: Any, recipe: Any, loss: Any, width: Any, prior1: Any
                ) -> dict[str, Any]:
-        """One value per axis but mu2 and sigma1, checked against the grid."""
+        """One value per axis but mu2 and sigma1, checked against the grid.
+
+        None (or empty) picks the default: the last budget and the first value
+        of every other axis.  Returns a dict with keys ``step``, ``recipe``,
+        ``loss``, ``width`` and ``prior1``; :meth:`matrix` and the phase
+        diagrams (:mod:`scratchnet.experiments.phase`) select their rows by it.
+        """
         grid = self.grid
         chosen = {"step": grid.steps[-1] if step is None else step,
                   "recipe": recipe or grid.recipes[0], "loss": loss or grid.losses[0],
