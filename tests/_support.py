@@ -44,6 +44,7 @@ CHAPTERS = [
     "fast.training",
     "fast",
     "plotting.style",
+    "plotting._shared",
     "plotting.posterior",
     "plotting.calibration",
     "plotting.training",

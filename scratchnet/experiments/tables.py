@@ -151,12 +151,27 @@ class Sweep:
 
     def choose_slice(self, step: Any, recipe: Any, loss: Any, width: Any, prior1: Any
                ) -> dict[str, Any]:
-        """One value per axis but mu2 and sigma1, checked against the grid.
+        """The slice of the grid to show: one value per axis but mu2 and sigma1.
 
-        None (or empty) picks the default: the last budget and the first value
-        of every other axis.  Returns a dict with keys ``step``, ``recipe``,
-        ``loss``, ``width`` and ``prior1``; :meth:`matrix` and the phase
-        diagrams (:mod:`scratchnet.experiments.phase`) select their rows by it.
+        Parameters
+        ----------
+        step, recipe, loss, width, prior1 : optional
+            A value of each axis; None (or empty) picks the default: the last
+            budget and the first value of every other axis.
+
+        Returns
+        -------
+        dict
+            Keys ``step``, ``recipe``, ``loss``, ``width`` and ``prior1``, each
+            checked against the grid: :meth:`matrix` and the phase diagrams
+            (:mod:`scratchnet.experiments.phase`) select their rows by it.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> result = sn.experiments.sweep("1,2,3", "1,2", steps=(20,), seeds=1, jobs=1)
+        >>> result.choose_slice(None, None, None, None, None)["step"]
+        20
         """
         grid = self.grid
         chosen = {"step": grid.steps[-1] if step is None else step,

@@ -18,8 +18,7 @@ from matplotlib.axes import Axes
 
 from .._validation import as_generator, check_positive_int
 from ..metrics import calibration_bins, expected_calibration_error
-from .style import (
-    CLASS_COLORS,
+from ._shared import (
     check_ax,
     check_task,
     class_colors,
@@ -27,6 +26,7 @@ from .style import (
     new_axes,
     predict_probabilities,
 )
+from .style import CLASS_COLORS
 
 __all__ = ["plot_oracle", "plot_reliability_diagram"]
 

@@ -19,7 +19,8 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from .._validation import as_float_array
-from .style import CLASS_COLORS, check_ax, new_axes
+from ._shared import check_ax, new_axes
+from .style import CLASS_COLORS
 
 __all__ = ["plot_calibration_over_training", "plot_kl_against_n",
            "plot_kl_against_steps"]

@@ -20,7 +20,8 @@ from .._validation import as_float_array, check_positive_int
 from ..gaussian import GaussianClasses
 from ..metrics import fit_gaussian_by_kl, loss_landscape
 from ..softmax import log_sigmoid
-from .style import CLASS_COLORS, as_increasing, as_interval, check_ax, new_axes
+from ._shared import as_increasing, as_interval, check_ax, new_axes
+from .style import CLASS_COLORS
 
 __all__ = ["plot_kl_fits", "plot_loss_landscape", "plot_margin_losses"]
 

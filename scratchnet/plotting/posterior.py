@@ -18,7 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
 from .._validation import as_float_array, as_generator, check_positive_int
-from .style import (
+from ._shared import (
     as_increasing,
     as_interval,
     as_probabilities,

@@ -20,7 +20,8 @@ from matplotlib.lines import Line2D
 
 from .._validation import as_float_array, check_positive_int, check_scalar
 from ..metrics import moving_average
-from .style import CLASS_COLORS, LINESTYLES, METRIC_LABELS, check_ax, new_axes
+from ._shared import check_ax, new_axes
+from .style import CLASS_COLORS, LINESTYLES, METRIC_LABELS
 
 __all__ = ["plot_convergence", "plot_training_curve"]
 
