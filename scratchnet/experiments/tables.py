@@ -164,7 +164,7 @@ class Sweep:
         dict
             Keys ``step``, ``recipe``, ``loss``, ``width`` and ``prior1``, each
             checked against the grid: :meth:`matrix` and the phase diagrams
-            (:mod:`scratchnet.experiments.phase`) select their rows by it.
+            (``scratchnet.experiments.phase``) select their rows by it.
 
         Examples
         --------
