@@ -8,7 +8,7 @@ from typing import Any, Tuple
 
 import numpy as np
 
-from ._validation import check_positive_int
+from ._validation import as_float_array, check_positive_int
 
 FLOAT_DTYPES = "np.float32 or np.float64 (or 'float32', 'float64')"
 
@@ -35,3 +35,35 @@ def check_float_dtype(dtype: Any) -> np.dtype:
     if resolved not in (np.float32, np.float64):
         raise ValueError(f"dtype must be {FLOAT_DTYPES}; got {resolved}")
     return resolved
+
+
+def check_inputs(x: Any, in_features: int, dtype: np.dtype) -> np.ndarray:
+    """A network's inputs as ``dtype``, shape (N, d_0); (N,) is accepted when d_0 = 1.
+
+    Shared by the chapters' ``MLP.forward`` and ``TwoLayerMLP.forward`` and the
+    engine's ``fast.MLP`` (and the homework kit's answer key, which copies them).
+    """
+    x = as_float_array(x, "x", allow_inf=False).astype(dtype, copy=False)
+    d = in_features
+    if x.ndim == 1 and d == 1:
+        x = x.reshape(-1, 1)
+    if x.ndim != 2 or x.shape[1] != d:
+        one_d = " (or (N,), since there is one feature)" if d == 1 else ""
+        raise ValueError(f"x must have shape (N, {d}){one_d} for a network with "
+                         f"{d} input feature{'s' * (d != 1)}; got shape {x.shape}")
+    return x
+
+
+def check_dlogits(dlogits: Any, logits_shape: Any, dtype: np.dtype) -> np.ndarray:
+    """``dlogits`` as ``dtype``, of the last forward's logits' shape (None: no forward).
+
+    Shared by the chapters' ``backward`` methods and the engine's.
+    """
+    if logits_shape is None:
+        raise RuntimeError("backward() needs the cache of a forward() pass; "
+                           "call forward(x) first")
+    dlogits = as_float_array(dlogits, "dlogits").astype(dtype, copy=False)
+    if dlogits.shape != logits_shape:
+        raise ValueError(f"dlogits must have the shape of the last forward's "
+                         f"logits {logits_shape}; got {dlogits.shape}")
+    return dlogits

@@ -30,8 +30,13 @@ from typing import Any, Dict, Sequence, Tuple
 
 import numpy as np
 
-from ._network_checks import check_float_dtype, check_layer_sizes
-from ._validation import as_float_array, as_generator
+from ._network_checks import (
+    check_dlogits,
+    check_float_dtype,
+    check_inputs,
+    check_layer_sizes,
+)
+from ._validation import as_generator
 from .layers import (
     linear_backward,
     linear_forward,
@@ -183,6 +188,7 @@ class MLP:
         self.activation, self.init = activation, init
         self.loss = get_loss(loss, outputs=self.sizes[-1])
         self._cache: Any = None  # what the last forward kept for backward
+        self._logits_shape: Any = None   # and the shape of its logits
 
     def _repr_options(self) -> str:
         extra = "" if self.dtype == np.float64 else f", dtype={self.dtype.name!r}"
@@ -194,26 +200,13 @@ class MLP:
     def __repr__(self) -> str:
         return f"MLP({list(self.sizes)}, {self._repr_options()})"
 
+    # Kept only for fast/mlp.py, which calls them until it imports check_inputs
+    # and check_dlogits itself (issue 23); the chapters call those directly.
     def _check_x(self, x: Any) -> np.ndarray:
-        x = as_float_array(x, "x", allow_inf=False).astype(self.dtype, copy=False)
-        d = self.sizes[0]
-        if x.ndim == 1 and d == 1:
-            x = x.reshape(-1, 1)
-        if x.ndim != 2 or x.shape[1] != d:
-            one_d = " (or (N,), since there is one feature)" if d == 1 else ""
-            raise ValueError(f"x must have shape (N, {d}){one_d} for a network with "
-                             f"{d} input feature{'s' * (d != 1)}; got shape {x.shape}")
-        return x
+        return check_inputs(x, self.sizes[0], self.dtype)
 
     def _check_dlogits(self, dlogits: Any) -> np.ndarray:
-        if self._cache is None:
-            raise RuntimeError("backward() needs the cache of a forward() pass; "
-                               "call forward(x) first")
-        dlogits = as_float_array(dlogits, "dlogits").astype(self.dtype, copy=False)
-        if dlogits.shape != self._logits_shape:
-            raise ValueError(f"dlogits must have the shape of the last forward's "
-                             f"logits {self._logits_shape}; got {dlogits.shape}")
-        return dlogits
+        return check_dlogits(dlogits, self._logits_shape, self.dtype)
 
     def forward(self, x: Any) -> np.ndarray:
         r"""Logits :math:`f(x)` for a batch, keeping the caches ``backward`` needs.
@@ -234,7 +227,7 @@ class MLP:
         """
         activation_forward, _ = ACTIVATIONS[self.activation]
         P, L = self.params, len(self.sizes) - 1
-        a, caches = self._check_x(x), []
+        a, caches = check_inputs(x, self.sizes[0], self.dtype), []
         for layer in range(1, L):
             z, linear_cache = linear_forward(a, P[f"W{layer}"], P[f"b{layer}"])
             a, activation_cache = activation_forward(z)
@@ -275,7 +268,7 @@ class MLP:
         >>> model.backward(np.ones((5, 4)))["b2"]
         array([5., 5., 5., 5.])
         """
-        dlogits = self._check_dlogits(dlogits)
+        dlogits = check_dlogits(dlogits, self._logits_shape, self.dtype)
         _, activation_backward = ACTIVATIONS[self.activation]
         caches, linear_cache = self._cache
         L, grads = len(self.sizes) - 1, {}
@@ -320,7 +313,7 @@ class MLP:
 
     def _predict_logits(self, x: Any) -> np.ndarray:
         """``forward(x)``, leaving the cache of the last ``forward`` as it was."""
-        cache, shape = self._cache, getattr(self, "_logits_shape", None)
+        cache, shape = self._cache, self._logits_shape
         logits = self.forward(x)
         self._cache, self._logits_shape = cache, shape
         return logits
@@ -457,7 +450,8 @@ class TwoLayerMLP(MLP):
         """
         activation_forward, _ = ACTIVATIONS[self.activation]
         P = self.params
-        z, cache_1 = linear_forward(self._check_x(x), P["W1"], P["b1"])
+        x = check_inputs(x, self.sizes[0], self.dtype)
+        z, cache_1 = linear_forward(x, P["W1"], P["b1"])
         h, cache_h = activation_forward(z)
         logits, cache_2 = linear_forward(h, P["W2"], P["b2"])
         self._cache, self._logits_shape = (cache_1, cache_h, cache_2), logits.shape
@@ -483,7 +477,7 @@ class TwoLayerMLP(MLP):
         >>> model.backward(np.ones((5, 4)))["b2"]
         array([5., 5., 5., 5.])
         """
-        dlogits = self._check_dlogits(dlogits)
+        dlogits = check_dlogits(dlogits, self._logits_shape, self.dtype)
         _, activation_backward = ACTIVATIONS[self.activation]
         cache_1, cache_h, cache_2 = self._cache
         dh, dW2, db2 = linear_backward(dlogits, cache_2)
