@@ -240,8 +240,8 @@ class GaussianClasses(FittedToData, BayesFloor):
 
         .. math::
 
-            \log P(c \mid x) = \log P(x, c) - \log P(x), \qquad
-            \log P(x) = \operatorname{logsumexp}_j \log P(x, j) .
+            \log P(c \mid x) &= \log P(x, c) - \log P(x) , \\
+            \log P(x) &= \operatorname{logsumexp}_j \log P(x, j) .
 
         Both terms are measured from :math:`\log P(x, r)`, ``r`` the most
         probable class, which cancels: the log joints become
