@@ -40,12 +40,13 @@ def pow2_scale(x: np.ndarray) -> np.ndarray:
 
 
 def log_joint_minus_best(x: np.ndarray, l_inv: np.ndarray, l_inv_mu: np.ndarray,
-                          log_const: np.ndarray) -> np.ndarray:
-    r"""log P(x, c) - log P(x, r), r the most probable class at each x: shape (n, M).
+                          log_const: np.ndarray) -> tuple:
+    r"""log P(x, c) - log P(x, r), r the most probable class at each x: (n, M), and r.
 
     For M Gaussian classes, ``log P(x, c) = -|w_c|^2 / 2 + log_const_c`` with
     w_c = L_c^{-1} x - L_c^{-1} mu_c (``l_inv`` (M, D, D), ``l_inv_mu`` (M, D)).
-    Returns the differences, all <= 0 and exactly 0 at r.  Bayes' rule is
+    Returns the differences, all <= 0 and exactly 0 at r, and r (n,) as
+    intp.  Bayes' rule is
     unchanged by subtracting log P(x, r) from every log joint, so
     :meth:`~scratchnet.gaussian.GaussianClasses.log_posterior` takes these as
     its log joints.  Pinned by ``test_posterior_far_away_is_exact_and_silent``,
@@ -97,7 +98,7 @@ def log_joint_minus_best(x: np.ndarray, l_inv: np.ndarray, l_inv_mu: np.ndarray,
             best[climb] = delta[climb].argmax(axis=1)
             delta[climb] = _log_joint_minus(best[climb], y[climb], s[climb],
                                             l_inv, l_inv_mu, log_const)
-    return out
+    return out, ref
 
 
 def _log_joint_minus(ref: np.ndarray, y: np.ndarray, s: np.ndarray, a: np.ndarray,

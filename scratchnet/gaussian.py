@@ -243,14 +243,13 @@ class GaussianClasses(FittedToData, BayesFloor):
             \log P(c \mid x) &= \log P(x, c) - \log P(x) , \\
             \log P(x) &= \operatorname{logsumexp}_j \log P(x, j) .
 
-        Both terms are measured from :math:`\log P(x, r)`, ``r`` the most
-        probable class, which cancels: the log joints become
-        :math:`\Delta_c = \log P(x, c) - \log P(x, r) \le 0` (from
-        :func:`~scratchnet._mixture.log_joint_minus_best`, exact even where
-        :math:`\log P(x, c)` itself overflows, :math:`|x| > 10^{154}`), and the
-        logsumexp is :math:`\operatorname{log1p}(\sum_{j \ne r} e^{\Delta_j})`,
-        which keeps :math:`\log P(r \mid x)` to full relative precision.
-        Memory :math:`O(nMD)`.
+        Both are measured from :math:`\log P(x, r)`, ``r`` the most probable
+        class, which cancels: the log joints are :math:`\Delta_c = \log P(x, c)
+        - \log P(x, r) \le 0` (:func:`~scratchnet._mixture.log_joint_minus_best`,
+        exact where :math:`\log P(x, c)` itself overflows, :math:`|x| > 10^{154}`),
+        and the logsumexp, its largest term :math:`e^0 = 1`, is
+        :math:`\operatorname{log1p}(\sum_{j \ne r} e^{\Delta_j})`, which keeps
+        :math:`\log P(r \mid x)` to full relative precision.  Memory :math:`O(nMD)`.
 
         Examples
         --------
@@ -262,9 +261,12 @@ class GaussianClasses(FittedToData, BayesFloor):
         array([[-5.71913384e-133, -3.04500000e+002]])
         """
         x = check_mixture_inputs(x, self.dim)
-        log_joint = log_joint_minus_best(x, self._l_inv, self._l_inv_mu,
-                                         self._log_const)   # log P(x, c) - log P(x, r)
-        log_evidence = logsumexp(log_joint, axis=1, keepdims=True)
+        # log P(x, c) - log P(x, r) for every c, and r, the most probable class
+        log_joint, r = log_joint_minus_best(x, self._l_inv, self._l_inv_mu,
+                                            self._log_const)
+        rest = np.exp(log_joint)
+        rest[np.arange(len(x)), r] = 0.0          # the terms j != r; r's is e^0 = 1
+        log_evidence = np.log1p(rest.sum(axis=1, keepdims=True))   # the logsumexp
         return log_joint - log_evidence
 
     def posterior(self, x: Any) -> np.ndarray:
