@@ -69,7 +69,7 @@ __all__ = [
 
 
 # ---- The pieces of the formula, on rows (one per classified element) ----
-def mean_safe_weights(inp: CrossEntropyInputs) -> np.ndarray | None:
+def _mean_safe_weights(inp: CrossEntropyInputs) -> np.ndarray | None:
     r"""The class weights :math:`w_i`, divided by :math:`\max_j w_{t_j}` for a mean.
 
     A refinement the formula does not show.  The weighted mean
@@ -158,7 +158,7 @@ def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
     5.0076
     """
     inp = as_nll_inputs(log_probs, targets, weight, ignore_index, reduction)
-    w_t = _target_weights(inp, mean_safe_weights(inp))
+    w_t = _target_weights(inp, _mean_safe_weights(inp))
     log_q_t = inp.x[np.arange(inp.t.size), inp.t]
     # log q above 0 (rounding) counts as 0; 0.0 - 0.0 is +0.0, never -0.0
     losses = safe_multiply(w_t, 0.0 - np.minimum(log_q_t, 0.0))
@@ -190,7 +190,7 @@ def nll_loss_grad(log_probs: Any, targets: Any, *, weight: Any = None,
            [ 0. , -0.5]])
     """
     inp = as_nll_inputs(log_probs, targets, weight, ignore_index, reduction)
-    w_t = _target_weights(inp, mean_safe_weights(inp))
+    w_t = _target_weights(inp, _mean_safe_weights(inp))
     grad = np.zeros_like(inp.x)
     s = reduction_scale(inp.reduction, w_t.sum())
     grad[np.arange(inp.t.size), inp.t] = -s * w_t
@@ -277,9 +277,9 @@ def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
     """
     inp = as_cross_entropy_inputs(logits, targets, weight, ignore_index,
                                   label_smoothing, reduction)
-    w = mean_safe_weights(inp)
+    w = _mean_safe_weights(inp)
     a = _weighted_targets(inp, w)        # a_ji = w_i y'_ji
-    log_q = log_softmax(inp.x, axis=1)   # log q(i | x_j), one row per element
+    log_q = log_softmax(inp.x)   # log q(i | x_j): one row per element, classes last
     # l_j = -sum_i a_ji log q_ji, with 0 * -inf = 0; 0.0 - s is never -0.0
     losses = 0.0 - safe_multiply(a, log_q).sum(axis=1)
     # D of the mean: sum_j w_tj for class indices, N for distributions
@@ -326,9 +326,9 @@ def cross_entropy_grad(logits: Any, targets: Any, *, weight: Any = None,
     """
     inp = as_cross_entropy_inputs(logits, targets, weight, ignore_index,
                                   label_smoothing, reduction)
-    w = mean_safe_weights(inp)
+    w = _mean_safe_weights(inp)
     a = _weighted_targets(inp, w)        # a_ji = w_i y'_ji
-    q = softmax(inp.x, axis=1)
+    q = softmax(inp.x)   # q(i | x_j), one row per element
     # q_j A_j - a_j: softmax minus the targets (A_j = sum_i a_ji = 1 unweighted)
     grad = q * a.sum(axis=1, keepdims=True) - a
     d = inp.x.shape[0] if inp.t is None else _target_weights(inp, w).sum()
