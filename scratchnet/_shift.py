@@ -6,8 +6,9 @@ the largest one is exactly :math:`e^0 = 1`.  Keeping that top term out of the
 sum, :math:`\log(1 + \text{rest})` is ``log1p(rest)``, which keeps a rest of
 :math:`10^{-18}` that ``log(1 + rest)`` would round away: the dominant
 entry's log-probability, :math:`-\log(1 + \text{rest})`, keeps its relative
-precision.  :mod:`scratchnet.softmax` teaches the idea; these three pieces
-are shared by it, the losses and the engine.
+precision.  :mod:`scratchnet.softmax` teaches the idea; ``row_max`` and
+``top_and_rest`` (with the checks ``check_has_entries``, ``check_finite_max``
+and ``check_some_finite``) are shared by it, the losses and the engine.
 """
 
 from __future__ import annotations

@@ -10,8 +10,11 @@ labels is minimising the average negative log-likelihood
     L = -\frac{1}{N} \sum_{j=1}^{N} \log q(C = c_j \mid x_j) ,
 
 the *cross-entropy* between the labels and the model.  :func:`nll_loss` picks
-the target entry of ``log_softmax(f)``; :func:`cross_entropy` gets the same
-number from the logits, :math:`-\log q(c \mid x) = \operatorname{logsumexp}(f) - f_c`.
+the target entry of ``log_softmax(f)``; :func:`cross_entropy` is that, from
+the logits: ``log_softmax``, then the negative log-likelihood of the
+(weighted, smoothed) targets, each option a line of its formula.  The fused,
+in-place loss and gradient that training uses for speed are the engine's
+(:mod:`scratchnet.fast.kernels`), pinned to these functions by tests.
 
 **The gradient is "prediction minus target".**  For a target distribution
 :math:`y` (one-hot for a class index), :math:`\partial L_j / \partial f_i =

@@ -4,8 +4,12 @@ For each function below: the function itself and every scratchnet function it
 calls (or passes along), transitively, each counted once, in code lines (not
 docstrings, comments or blank lines).  Argument validation is left out: the
 module ``_validation`` and functions named ``check_*`` or ``as_*`` (private or
-not: ``_check_*`` too).  The target
-of issue 23: at most 80 lines each.
+not: ``_check_*`` too).  The target of issue 23: at most 80 lines each.
+
+Before issue 23, by this count: ``cross_entropy`` and ``cross_entropy_grad``
+222 lines in 18 functions (the fused in-place kernel and its helpers),
+``nll_loss`` 146.  Print today's numbers with
+``PYTHONPATH=. python tests/test_reading_length.py [-v]``.
 """
 
 import ast
