@@ -9,9 +9,9 @@ in the same way and says the same thing about the same mistake:
 * ``as_batch``, ``row_class_indices``, ``as_class_weight``: a float batch with at
   least one sample, one class index per row, one non-negative weight per class;
 * ``safe_multiply``: a product with the convention :math:`0 \cdot \infty = 0`;
-* ``reduce_loss``, ``reduction_scale``, ``mean_denominator``: ``"mean"``, ``"sum"`` or
-  ``"none"``, and :math:`\partial\,\text{reduced} / \partial \ell_j`
-  (:math:`1/D` for a mean over :math:`D`, else 1) for the gradients.
+* ``reduce_loss``, ``reduction_scale``: ``"mean"``, ``"sum"`` or ``"none"``,
+  and :math:`\partial\,\text{reduced} / \partial \ell_j` (:math:`1/D` for a
+  mean over :math:`D`, else 1) for the gradients.
 
 This module is private: its names may change.
 """
@@ -80,13 +80,6 @@ def as_class_weight(weight: Any, num_classes: int,
         raise ValueError(f"weight must be non-negative; got {w[negative][0]:g}"
                          f"{at_index(negative)}")
     return w.astype(dtype, copy=False)
-
-
-def mean_denominator(reduction: str, w_t: np.ndarray | None, n: int) -> Any:
-    """:math:`\\sum_j w[t_j]` (or N without weights), the divisor of a mean (else 1)."""
-    if reduction != "mean":
-        return 1
-    return n if w_t is None else w_t.sum()
 
 
 def safe_multiply(c: Any, v: np.ndarray) -> np.ndarray:

@@ -20,13 +20,14 @@ the layout they came from.  A mean is over all :math:`K` elements.
 
 A target equal to ``ignore_index`` (-100 by default, as in PyTorch) is
 skipped: its element counts with weight 0 in the loss, in the gradient and
-in the denominator of the mean (``_sample_weights``).
+in the denominator of the mean.
 
 The messages anticipate the slips of a PyTorch user: logits of shape (C, N)
 are called transposed (not blamed on the targets), classes on the last axis
 of (N, d, C) scores are pointed to axis 1, and a one-column (N, 1) network
-output is pointed to the binary loss.  ``nll_inputs`` and ``cross_entropy_inputs``
-check the arguments of :mod:`scratchnet.losses` and return them in rows.
+output is pointed to the binary loss.  ``as_nll_inputs`` and
+``as_cross_entropy_inputs`` check the arguments of :mod:`scratchnet.losses`
+and return them in rows.
 This module is private.
 """
 
@@ -37,6 +38,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._loss_common import as_class_weight
+from ._shift import check_some_finite, row_max
 from ._validation import (
     as_float_array,
     as_number_array,
@@ -48,7 +50,8 @@ from ._validation import (
     check_scalar,
 )
 
-__all__: list = []
+__all__ = ["IGNORE_INDEX", "CrossEntropyInputs", "as_cross_entropy_inputs",
+           "as_nll_inputs", "from_rows"]
 
 #: The target value that marks an element to skip (PyTorch's default).
 IGNORE_INDEX = -100
@@ -153,38 +156,25 @@ def _index_targets(targets: Any, shape: tuple, name: str,
     return np.where(keep, t, 0), keep
 
 
-def _sample_weights(w: np.ndarray | None, t: np.ndarray, keep: np.ndarray | None,
-                    reduction: str, ignore_index: int, dtype: np.dtype) -> tuple:
-    """``(w, w_t)``: the class weights and each element's weight :math:`w_{t_j}`.
-
-    :math:`w_{t_j}` is 0 where the target is ignored (1 without class
-    weights); both are None when nothing is weighted or ignored.  For a mean,
-    :math:`\\sum_j w_{t_j} \\ell_j / \\sum_j w_{t_j}`, which does not change
-    when every weight is scaled, both are divided by the largest
-    :math:`w_{t_j}`: weights of 1e308 cannot overflow the sum, nor weights of
-    1e-320 underflow it and make the gradient infinite.
-    """
-    if w is None and keep is None:
-        return None, None
-    w_t = np.ones(t.shape, dtype) if w is None else w[t]
-    if keep is not None:
-        w_t = np.where(keep, w_t, 0).astype(dtype, copy=False)
-    if reduction != "mean":
-        return w, w_t
-    top = w_t.max()
-    if top == 0 and keep is not None and not keep.any():
+def _check_mean_is_defined(w: np.ndarray | None, t: np.ndarray,
+                           keep: np.ndarray | None, reduction: str,
+                           ignore_index: int) -> None:
+    """Reject a mean over no weight at all: every target ignored, or weight 0."""
+    if reduction != "mean" or (w is None and keep is None):
+        return
+    if keep is not None and not keep.any():
         raise ValueError(
             f"every target is ignore_index={ignore_index}, so reduction='mean' is "
-            "0/0 (PyTorch returns nan); use reduction='sum' (0) or skip the batch"
-        )
-    if top == 0:
+            "0/0 (PyTorch returns nan); use reduction='sum' (0) or skip the batch")
+    w_t = np.ones(t.shape) if w is None else w[t]
+    if keep is not None:
+        w_t = w_t * keep
+    if not w_t.any():
         raise ValueError(
             "weight gives every target class weight 0, so reduction='mean' "
             "(which divides by sum_j weight[targets[j]]) is 0/0; give the "
             "target classes positive weight or use reduction='sum'"
         )
-    with np.errstate(over="ignore"):  # another class 1e300 times heavier: inf, rightly
-        return None if w is None else w / top, w_t / top
 
 
 # ---- The checked inputs of nll_loss and cross_entropy, in rows ----
@@ -193,9 +183,29 @@ def _sample_weights(w: np.ndarray | None, t: np.ndarray, keep: np.ndarray | None
 _LOG_ONE = 1e-6
 
 
-def nll_inputs(log_probs: Any, targets: Any, weight: Any, ignore_index: Any,
-               reduction: Any):
-    """Checked (rows (K, M), targets (K,), w[t] (K,) | None, reduction, shape)."""
+class CrossEntropyInputs(NamedTuple):
+    """The checked arguments of the cross-entropy (and NLL), in rows (K elements)."""
+
+    x: np.ndarray               # (K, M) logits (log-probabilities for nll_loss)
+    t: np.ndarray | None        # (K,) class indices (0 where ignored), or None
+    p: np.ndarray | None        # (K, M) target distributions, or None
+    w: np.ndarray | None        # (M,) class weights, or None
+    keep: np.ndarray | None     # (K,) False where the target is ignored, or None
+    eps: float                  # label smoothing
+    reduction: str
+    shape: tuple                # the scores' own shape
+
+
+def _check_logits(x: np.ndarray) -> None:
+    """Reject NaN, ``+inf`` and an element whose every logit is ``-inf``."""
+    axis = _class_axis(x.shape)
+    row_max(x, axis, "logits", allow_posinf=False)  # rejects NaN and +inf
+    check_some_finite(np.max(x, axis=axis) == -np.inf, "logits", 1)
+
+
+def as_nll_inputs(log_probs: Any, targets: Any, weight: Any, ignore_index: Any,
+                  reduction: Any) -> CrossEntropyInputs:
+    """The checked arguments of ``nll_loss``, in rows (no smoothing, no ``p``)."""
     reduction = check_reduction(reduction)
     ignore_index = check_integer(ignore_index, "ignore_index")
     lp = _as_scores(log_probs, "log_probs")
@@ -211,56 +221,30 @@ def nll_inputs(log_probs: Any, targets: Any, weight: Any, ignore_index: Any,
         )
     t, keep = _index_targets(targets, lp.shape, "log_probs", ignore_index)
     w = as_class_weight(weight, lp.shape[_class_axis(lp.shape)], lp.dtype)
-    w_t = _sample_weights(w, t, keep, reduction, ignore_index, lp.dtype)[1]
-    return _to_rows(lp), t, w_t, reduction, lp.shape
+    _check_mean_is_defined(w, t, keep, reduction, ignore_index)
+    return CrossEntropyInputs(_to_rows(lp), t, None, w, keep, 0.0, reduction,
+                              lp.shape)
 
 
-class CrossEntropyInputs(NamedTuple):
-    """The checked arguments of the cross-entropy, in rows (K = number of elements)."""
+def as_cross_entropy_inputs(logits: Any, targets: Any, weight: Any, ignore_index: Any,
+                            label_smoothing: Any, reduction: Any) -> CrossEntropyInputs:
+    """The checked arguments of ``cross_entropy``, in rows.
 
-    x: np.ndarray               # (K, M) logits
-    t: np.ndarray | None        # (K,) class indices, or None
-    p: np.ndarray | None        # (K, M) target distributions, or None
-    w: np.ndarray | None        # (M,) class weights
-    w_t: np.ndarray | None      # (K,) w[t], 0 where ignored
-    keep: np.ndarray | None     # (K,) False where the target is ignored
-    eps: float                  # label smoothing
-    reduction: str
-    shape: tuple                # the logits' own shape
-
-
-def cross_entropy_inputs(logits: Any, targets: Any, weight: Any, ignore_index: Any,
-                          label_smoothing: Any, reduction: Any) -> CrossEntropyInputs:
-    """Checked inputs; NaN in logits is left to the max of the kernel."""
+    NaN and ``+inf`` in the logits are rejected, and a row of only ``-inf``.
+    """
     reduction = check_reduction(reduction)
     eps = check_scalar(label_smoothing, "label_smoothing", low=0.0, high=1.0)
     ignore_index = check_integer(ignore_index, "ignore_index")
     x = _as_scores(logits, "logits")
+    _check_logits(x)
     t = as_number_array(targets, "targets",
                         "class indices (integers) or class probabilities (floats)")
     w = as_class_weight(weight, x.shape[_class_axis(x.shape)], x.dtype)
     if t.dtype.kind == "f" and t.shape == x.shape:  # class probabilities
         check_distribution(t, "targets", axis=_class_axis(x.shape))
         p = _to_rows(t.astype(x.dtype, copy=False))
-        return CrossEntropyInputs(_to_rows(x), None, p, w, None, None, eps, reduction,
+        return CrossEntropyInputs(_to_rows(x), None, p, w, None, eps, reduction,
                                   x.shape)
     t, keep = _index_targets(t, x.shape, "logits", ignore_index)
-    w, w_t = _sample_weights(w, t, keep, reduction, ignore_index, x.dtype)
-    return CrossEntropyInputs(_to_rows(x), t, None, w, w_t, keep, eps, reduction,
-                              x.shape)
-
-
-def smoothed_targets(inp: CrossEntropyInputs) -> np.ndarray:
-    r"""The (K, M) matrix :math:`a_{ji} = w_i\, y'_{ji}` of the general case."""
-    k, m = inp.x.shape
-    if inp.p is None:
-        a = np.full(inp.x.shape, inp.eps / m, dtype=inp.x.dtype)
-        a[np.arange(k), inp.t] += 1.0 - inp.eps
-    else:
-        a = inp.p * (1.0 - inp.eps)
-        a += inp.eps / m
-    if inp.w is not None:
-        a *= inp.w
-    if inp.keep is not None:
-        a *= inp.keep[:, None]  # an ignored element wants nothing
-    return a
+    _check_mean_is_defined(w, t, keep, reduction, ignore_index)
+    return CrossEntropyInputs(_to_rows(x), t, None, w, keep, eps, reduction, x.shape)

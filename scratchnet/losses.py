@@ -10,8 +10,11 @@ labels is minimising the average negative log-likelihood
     L = -\frac{1}{N} \sum_{j=1}^{N} \log q(C = c_j \mid x_j) ,
 
 the *cross-entropy* between the labels and the model.  :func:`nll_loss` picks
-the target entry of ``log_softmax(f)``; :func:`cross_entropy` gets the same
-number from the logits, :math:`-\log q(c \mid x) = \operatorname{logsumexp}(f) - f_c`.
+the target entry of ``log_softmax(f)``; :func:`cross_entropy` is that, from
+the logits: ``log_softmax``, then the negative log-likelihood of the
+(weighted, smoothed) targets, each option a line of its formula.  The fused,
+in-place loss and gradient that training uses for speed are the engine's
+(:mod:`scratchnet.fast.kernels`), pinned to these functions by tests.
 
 **The gradient is "prediction minus target".**  For a target distribution
 :math:`y` (one-hot for a class index), :math:`\partial L_j / \partial f_i =
@@ -44,23 +47,14 @@ from typing import Any
 
 import numpy as np
 
-from ._loss_common import (
-    Loss,
-    as_batch,
-    mean_denominator,
-    reduce_loss,
-    reduction_scale,
-    safe_multiply,
-)
+from ._loss_common import Loss, as_batch, reduce_loss, reduction_scale, safe_multiply
 from ._loss_layout import (
     IGNORE_INDEX,
     CrossEntropyInputs,
-    cross_entropy_inputs,
+    as_cross_entropy_inputs,
+    as_nll_inputs,
     from_rows,
-    nll_inputs,
-    smoothed_targets,
 )
-from ._shift import check_some_finite, row_max, top_and_rest
 from ._validation import (
     as_float_array,
     at_index,
@@ -68,13 +62,58 @@ from ._validation import (
     check_same_shape,
     unwrap,
 )
-from .softmax import log_sigmoid, sigmoid
+from .softmax import log_sigmoid, log_softmax, sigmoid, softmax
 
 __all__ = [
     "binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits_grad",
     "cross_entropy", "cross_entropy_and_grad", "cross_entropy_grad",
     "nll_loss", "nll_loss_grad",
 ]
+
+
+# ---- The pieces of the formula, on rows (one per classified element) ----
+def _mean_safe_weights(inp: CrossEntropyInputs) -> np.ndarray | None:
+    r"""The class weights :math:`w_i`, divided by :math:`\max_j w_{t_j}` for a mean.
+
+    A refinement the formula does not show.  The weighted mean
+    :math:`\sum_j w_{t_j} \ell_j / \sum_j w_{t_j}` does not change when every
+    weight is scaled, and scaled so that the largest target weight is 1,
+    weights of 1e308 cannot overflow the sums, nor weights of 1e-320 underflow
+    them and make the gradient infinite.  Pinned by
+    ``tests/test_extremes.py::test_weighted_gradients_are_finite_and_scale_free``
+    and the ``"ce weights 1e308"`` rows there.
+    """
+    if inp.w is None or inp.t is None or inp.reduction != "mean":
+        return inp.w
+    with np.errstate(over="ignore"):  # another class 1e300 times heavier: inf, rightly
+        return inp.w / _target_weights(inp, inp.w).max()
+
+
+def _target_weights(inp: CrossEntropyInputs, w: np.ndarray | None) -> np.ndarray:
+    r""":math:`w_{t_j}` of each element, shape (K,): 1 unweighted, 0 where ignored."""
+    w_t = np.ones(inp.t.shape, inp.x.dtype) if w is None else w[inp.t]
+    return w_t if inp.keep is None else w_t * inp.keep
+
+
+def _weighted_targets(inp: CrossEntropyInputs, w: np.ndarray | None) -> np.ndarray:
+    r"""The weighted targets :math:`a_{ji} = w_i\, y'_{ji}`, shape (K, M).
+
+    :math:`y' = (1 - \varepsilon) y + \varepsilon / M` is the smoothed target
+    distribution; :math:`y_j` is one-hot at :math:`t_j` (or the given distribution); an
+    ignored element wants nothing (:math:`a_j = 0`).
+    """
+    m = inp.x.shape[1]
+    y = inp.p if inp.t is None else (inp.t[:, None] == np.arange(m)).astype(inp.x.dtype)
+    a = (1.0 - inp.eps) * y + inp.eps / m
+    a = a if w is None else a * w
+    return a if inp.keep is None else a * inp.keep[:, None]  # ignored: a_j = 0
+
+
+def _reduced(losses: np.ndarray, inp: CrossEntropyInputs, denominator: Any) -> Loss:
+    """The per-element losses reduced, or in the targets' layout for ``"none"``."""
+    if inp.reduction == "none":
+        return unwrap(from_rows(losses, inp.shape))
+    return reduce_loss(losses, inp.reduction, denominator)
 
 
 # ---- Negative log-likelihood ----
@@ -121,14 +160,12 @@ def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
     >>> print(f"{sn.nll_loss(log_probs, [0, -100]):.4f}")   # the second is skipped
     5.0076
     """
-    rows, t, w_t, reduction, shape = nll_inputs(log_probs, targets, weight,
-                                                ignore_index, reduction)
+    inp = as_nll_inputs(log_probs, targets, weight, ignore_index, reduction)
+    w_t = _target_weights(inp, _mean_safe_weights(inp))
+    log_q_t = inp.x[np.arange(inp.t.size), inp.t]
     # log q above 0 (rounding) counts as 0; 0.0 - 0.0 is +0.0, never -0.0
-    losses = 0.0 - np.minimum(rows[np.arange(t.size), t], 0.0)
-    if w_t is not None:
-        losses = safe_multiply(w_t, losses)
-    loss = reduce_loss(losses, reduction, mean_denominator(reduction, w_t, t.size))
-    return unwrap(from_rows(loss, shape)) if reduction == "none" else loss
+    losses = safe_multiply(w_t, 0.0 - np.minimum(log_q_t, 0.0))
+    return _reduced(losses, inp, w_t.sum())
 
 
 def nll_loss_grad(log_probs: Any, targets: Any, *, weight: Any = None,
@@ -155,73 +192,15 @@ def nll_loss_grad(log_probs: Any, targets: Any, *, weight: Any = None,
     array([[-0.5,  0. ],
            [ 0. , -0.5]])
     """
-    rows, t, w_t, reduction, shape = nll_inputs(log_probs, targets, weight,
-                                                ignore_index, reduction)
-    s = reduction_scale(reduction, mean_denominator(reduction, w_t, t.size))
-    grad = np.zeros_like(rows)
-    grad[np.arange(t.size), t] = -s if w_t is None else -s * w_t
-    return from_rows(grad, shape)
+    inp = as_nll_inputs(log_probs, targets, weight, ignore_index, reduction)
+    w_t = _target_weights(inp, _mean_safe_weights(inp))
+    grad = np.zeros_like(inp.x)
+    s = reduction_scale(inp.reduction, w_t.sum())
+    grad[np.arange(inp.t.size), inp.t] = -s * w_t
+    return from_rows(grad, inp.shape)
 
 
 # ---- Cross-entropy on logits ----
-def _cross_entropy(inp: CrossEntropyInputs, *, want_grad: bool):
-    r"""Loss and (optionally) gradient from one pass of ``exp``: the shared kernel.
-
-    On the rows (one per element, see :mod:`scratchnet._loss_layout`): with
-    :math:`z = f - \max f` (a (K, M) temporary that becomes the gradient),
-    :math:`T_j = \sum_i e^{z_{ji}} = 1 + R_j` (the largest term is 1) and
-    :math:`\log q = z - \log T`, :math:`\log T_j` taken as
-    :math:`\operatorname{log1p}(R_j)` (``[[40, 0]]`` and target 0 give
-    :math:`4.2 \cdot 10^{-18}`, not 0):
-    :math:`\ell_j = w_{t_j} (\log T_j - z_{j t_j})` for index targets without
-    smoothing (a logit gap of 1e4 gives exactly 1e4; logits of 1e300 are fine),
-    else :math:`\ell_j = A_j \log T_j - \sum_i a_{ji} z_{ji}` (two non-negative
-    terms); the gradient :math:`s\,(q_j A_j - a_j)` is formed in place in ``z``.
-    """
-    x, t, w_t, reduction = inp.x, inp.t, inp.w_t, inp.reduction
-    rows = np.arange(x.shape[0])
-    fast = inp.p is None and inp.eps == 0.0
-    denominator = mean_denominator(reduction, w_t, x.shape[0])
-    m = row_max(x, 1, "logits", allow_posinf=False)
-    with np.errstate(over="ignore"):
-        z = np.subtract(x, m)
-    if fast:
-        z_t = z[rows, t]
-    else:
-        a = smoothed_targets(inp)
-        a_sum = a.sum(axis=1)
-        # in halves: logits 1e308 apart overflow z, not their share of the loss
-        with np.errstate(over="ignore"):
-            a_dot_z = 2 * safe_multiply(a, x / 2 - m / 2).sum(axis=1)
-    e = np.exp(z, out=z)
-    top, rest = top_and_rest(e, np.argmax(x, axis=1, keepdims=True), 1)
-    check_some_finite(top == 0, "logits", 1)
-    total = (top + rest)[:, 0]
-    log_total = np.log1p(rest[:, 0])  # not log(total): keeps log(1 + 1e-18)
-    if fast:
-        losses = log_total - z_t
-        if w_t is not None:
-            losses = safe_multiply(w_t, losses)
-    else:
-        losses = a_sum * log_total
-        losses -= a_dot_z
-    loss = reduce_loss(losses, reduction, denominator)
-    if reduction == "none":
-        loss = unwrap(from_rows(loss, inp.shape))
-    if not want_grad:
-        return loss, None
-    s = reduction_scale(reduction, denominator)
-    if fast:
-        coef = s if w_t is None else s * w_t
-        e *= (coef / total)[:, None]
-        e[rows, t] -= coef
-    else:
-        e *= (s * a_sum / total)[:, None]
-        a *= s
-        e -= a
-    return loss, from_rows(e, inp.shape)
-
-
 def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
                   ignore_index: int = IGNORE_INDEX, label_smoothing: float = 0.0,
                   reduction: str = "mean") -> Loss:
@@ -270,7 +249,16 @@ def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
     position is a sample: the mean is over all :math:`N d_1 \cdots` of them.
     The leading class keeps its relative precision: ``[[40, 0]]`` with
     target 0 gives :math:`\log(1 + e^{-40}) = 4.2 \cdot 10^{-18}`, exactly the
-    :func:`binary_cross_entropy_with_logits` of the logit 40.
+    :func:`binary_cross_entropy_with_logits` of the logit 40 (the
+    ``log1p`` inside :func:`scratchnet.log_softmax`).
+
+    The code is the formula: ``log_softmax``, then :math:`-\sum_i a_{ji} \log
+    q_{ji}`.  Convention (``docs/conventions.md``): a logit more than the
+    largest float (about 1.8e308) below its row's maximum has log-probability
+    ``-inf``, so under label smoothing, where every class has a share of the
+    target, the loss is ``inf`` (the exact value may be finite).  The fused,
+    in-place loss and gradient for training are the engine's
+    :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`.
 
     Examples
     --------
@@ -290,9 +278,16 @@ def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
     >>> print(f"{sn.cross_entropy(maps, np.ones((2, 4, 4), int)):.4f}")
     1.0986
     """
-    inp = cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
-                                reduction)
-    return _cross_entropy(inp, want_grad=False)[0]
+    inp = as_cross_entropy_inputs(logits, targets, weight, ignore_index,
+                                  label_smoothing, reduction)
+    w = _mean_safe_weights(inp)
+    a = _weighted_targets(inp, w)        # a_ji = w_i y'_ji
+    log_q = log_softmax(inp.x)   # log q(i | x_j): one row per element, classes last
+    # l_j = -sum_i a_ji log q_ji, with 0 * -inf = 0; 0.0 - s is never -0.0
+    losses = 0.0 - safe_multiply(a, log_q).sum(axis=1)
+    # D of the mean: sum_j w_tj for class indices, N for distributions
+    d = inp.x.shape[0] if inp.t is None else _target_weights(inp, w).sum()
+    return _reduced(losses, inp, d)
 
 
 def cross_entropy_grad(logits: Any, targets: Any, *, weight: Any = None,
@@ -332,9 +327,16 @@ def cross_entropy_grad(logits: Any, targets: Any, *, weight: Any = None,
     array([[-0.25 ,  0.25 ],
            [ 0.125, -0.125]])
     """
-    inp = cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
-                                reduction)
-    return _cross_entropy(inp, want_grad=True)[1]
+    inp = as_cross_entropy_inputs(logits, targets, weight, ignore_index,
+                                  label_smoothing, reduction)
+    w = _mean_safe_weights(inp)
+    a = _weighted_targets(inp, w)        # a_ji = w_i y'_ji
+    q = softmax(inp.x)   # q(i | x_j), one row per element
+    # q_j A_j - a_j: softmax minus the targets (A_j = sum_i a_ji = 1 unweighted)
+    grad = q * a.sum(axis=1, keepdims=True) - a
+    d = inp.x.shape[0] if inp.t is None else _target_weights(inp, w).sum()
+    grad *= reduction_scale(inp.reduction, d)
+    return from_rows(grad, inp.shape)
 
 
 def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
@@ -343,7 +345,9 @@ def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
                            reduction: str = "mean") -> tuple[Loss, np.ndarray]:
     r""":func:`cross_entropy` and :func:`cross_entropy_grad` from one softmax.
 
-    As the training step needs them: one check, one ``exp``, bit-for-bit the same.
+    As the training step needs them, bit-for-bit the two functions' values.  The
+    fused version, one check and one ``exp`` in place, is the engine's
+    :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`, pinned to these.
 
     Parameters
     ----------
@@ -364,9 +368,10 @@ def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
     >>> print(f"{loss:.4f}", grad)
     0.6931 [[ 0.5 -0.5]]
     """
-    inp = cross_entropy_inputs(logits, targets, weight, ignore_index, label_smoothing,
-                                reduction)
-    return _cross_entropy(inp, want_grad=True)
+    options = {"weight": weight, "ignore_index": ignore_index,
+               "label_smoothing": label_smoothing, "reduction": reduction}
+    loss = cross_entropy(logits, targets, **options)
+    return loss, cross_entropy_grad(logits, targets, **options)
 
 
 # ---- Binary cross-entropy on logits ----
