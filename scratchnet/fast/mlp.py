@@ -17,8 +17,10 @@ engineered for small, fast steps:
 * **Fused loss.**  With the plain cross-entropy on class indices
   (:func:`scratchnet.fast.kernels.fused_cross_entropy` decides),
   ``loss_and_grads`` turns the logits into their gradient in place (one
-  softmax); every other loss, option or target goes through the loss
-  object, as in the chapter.
+  softmax: :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`,
+  the kernel of :class:`scratchnet.fast.Ensemble` too, on one member);
+  every other loss, option or target goes through the loss object, as in
+  the chapter.
 * **A drop-in.**  A subclass that overrides ``forward`` or ``backward`` is
   run through them, as :class:`scratchnet.MLP` runs it (its predictions and
   ``loss_and_grads`` call the overrides).
@@ -47,6 +49,7 @@ from .. import mlp
 from .._validation import as_class_indices
 from ..objectives import get_loss
 from .kernels import (
+    CrossEntropyScratch,
     cross_entropy_and_grad_inplace,
     fused_cross_entropy,
     linear_backward_into,
@@ -174,7 +177,7 @@ class _Work:
         self.dhidden = [np.empty((n, h), dtype) for h in hidden]  # dL/da_l
         self.dpre = [np.empty((n, h), dtype) for h in hidden]  # dL/dz_l
         self.logits = np.empty((n, outputs), dtype)
-        self.rows = np.arange(n)
+        self.scratch = CrossEntropyScratch((1, n, outputs), dtype)  # the fused loss
 
 
 class MLP(mlp.MLP):
@@ -347,9 +350,9 @@ class MLP(mlp.MLP):
             raise ValueError(f"targets must hold one class index per row of x, shape "
                              f"({len(x)},); got shape {t.shape}")
         t = as_class_indices(t, logits.shape[1])
-        # the logits become dL/dlogits, in place
-        value = cross_entropy_and_grad_inplace(logits, t, work.rows)
-        return value, self._backward(logits)
+        # the logits become dL/dlogits, in place: the ensemble's kernel, one member
+        value = cross_entropy_and_grad_inplace(logits[None], t[None], work.scratch)
+        return float(value[0]), self._backward(logits)
 
     def _overridden(self) -> bool:
         """Whether a subclass overrides ``forward`` or ``backward``."""
