@@ -64,16 +64,14 @@ Examples
 
 from __future__ import annotations
 
-from ..optim import Adam  # the chapter's: see the table above
-
-#: The chapter's :func:`scratchnet.log_softmax`, under its old engine name: the
-#: engine's cache-blocked copy ran at 1.00-1.04x SciPy's time and was removed
-#: (issue 23); the name stays until ``tests/test_bad_inputs.py`` and the README
-#: stop naming it.
+# log_softmax: the chapter's, under its old engine name.  The engine's
+# cache-blocked copy ran at 1.00-1.04x SciPy's time and was removed (issue 23);
+# the name stays until tests/test_bad_inputs.py and the README stop naming it.
 from ..softmax import log_softmax
 from . import kernels, objectives, training  # noqa: F401  (documented on this page)
-from .ensemble import Ensemble, StackedParams
-from .mlp import MLP, FlatParams
+from .ensemble import Ensemble
+from .mlp import MLP, FlatParams, StackedParams
+from .optim import Adam  # the chapter's (fast.optim says why)
 from .streams import stack_batches, stacked_epochs, stacked_stream
 from .training import train_ensemble
 

@@ -32,7 +32,6 @@ Two layout choices make a step cheap (:class:`StackedParams`):
 
 from __future__ import annotations
 
-import math
 from typing import Any, List, Sequence, Tuple
 
 import numpy as np
@@ -48,60 +47,10 @@ from .kernels import (
     tanh_backward_into,
     tanh_into,
 )
-from .mlp import MLP, FlatParams, Layout
+from .mlp import MLP, Layout, StackedParams
 from .objectives import member_losses_inplace
 
-__all__ = ["Ensemble", "StackedParams"]
-
-
-class StackedParams(FlatParams):
-    """:class:`FlatParams` of S members, stored member after member.
-
-    Parameters
-    ----------
-    flat : ndarray, shape (S * P,)
-        Member ``s``'s parameters are ``flat.reshape(S, P)[s]``, in the
-        order of ``fast.MLP``'s own flat vector.
-    layout : tuple of (str, tuple of int)
-        Names and stacked shapes ``(S, *shape)``, in ``fast.MLP``'s order.
-
-    Examples
-    --------
-    >>> from scratchnet.fast import StackedParams
-    >>> p = StackedParams(np.arange(6.0), (("W", (2, 1, 2)), ("b", (2, 1))))
-    >>> p["W"][:, 0], p["b"][:, 0]   # member 0 is [0, 1 | 2], member 1 [3, 4 | 5]
-    (array([[0., 1.],
-           [3., 4.]]), array([2., 5.]))
-    """
-
-    def unflatten(self, vector: np.ndarray) -> dict:
-        """Views of ``vector`` with this layout's names and stacked shapes.
-
-        Parameters
-        ----------
-        vector : ndarray, shape (S * P,)
-
-        Returns
-        -------
-        dict of str to ndarray
-            Strided views: entry ``(S, *shape)`` of member ``s`` at
-            ``vector.reshape(S, P)[s]``.
-
-        Examples
-        --------
-        >>> from scratchnet.fast import StackedParams
-        >>> p = StackedParams(np.zeros(4), (("a", (2, 1)), ("b", (2, 1))))
-        >>> p.unflatten(np.arange(4.0))["b"]
-        array([[1.],
-               [3.]])
-        """
-        rows = vector.reshape(self.layout[0][1][0], -1)
-        views, start = {}, 0
-        for name, shape in self.layout:
-            stop = start + math.prod(shape[1:])
-            views[name] = rows[:, start:stop].reshape(shape)
-            start = stop
-        return views
+__all__ = ["Ensemble"]
 
 
 def _bias_blocks(vector: np.ndarray, sizes: Sequence[int]) -> List[np.ndarray]:
@@ -301,7 +250,11 @@ class Ensemble:
         -------
         x : ndarray, shape (S, B, d_0)
         targets : ndarray of int, shape (S, B)
-            ValueError on a shape, dtype or class index that does not fit.
+
+        Raises
+        ------
+        ValueError
+            On a shape, a dtype or a class index that does not fit.
 
         Examples
         --------
@@ -342,6 +295,10 @@ class Ensemble:
         grads, losses : ndarray
             Written: the stacked gradient vector (``params.flat``'s shape)
             and each member's loss (S,).
+
+        Returns
+        -------
+        None
 
         Examples
         --------

@@ -309,7 +309,22 @@ class CrossEntropyScratch:
         self.columns = np.arange(rows)  # ... c * rows + row
 
     def fits(self, logits: np.ndarray) -> bool:
-        """Whether these arrays are made for ``logits``' shape and dtype."""
+        """Whether these arrays are made for ``logits``' shape and dtype.
+
+        Parameters
+        ----------
+        logits : ndarray
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> from scratchnet.fast import kernels
+        >>> kernels.CrossEntropyScratch((1, 3, 2), np.float32).fits(np.zeros((1, 3, 2)))
+        False
+        """
         return logits.shape == self.shape and logits.dtype == self.dtype
 
 

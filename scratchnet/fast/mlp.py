@@ -60,7 +60,7 @@ from .kernels import (
     tanh_into,
 )
 
-__all__ = ["MLP", "FlatParams"]
+__all__ = ["MLP", "FlatParams", "StackedParams"]
 
 _KERNELS = {"relu": (relu_into, relu_backward_into),
             "tanh": (tanh_into, tanh_backward_into)}
@@ -167,6 +167,56 @@ class FlatParams(MutableMapping):
 
     def __repr__(self) -> str:
         return f"FlatParams({ {k: v.shape for k, v in self._views.items()} })"
+
+
+class StackedParams(FlatParams):
+    """:class:`FlatParams` of S members, stored member after member.
+
+    Parameters
+    ----------
+    flat : ndarray, shape (S * P,)
+        Member ``s``'s parameters are ``flat.reshape(S, P)[s]``, in the
+        order of ``fast.MLP``'s own flat vector.
+    layout : tuple of (str, tuple of int)
+        Names and stacked shapes ``(S, *shape)``, in ``fast.MLP``'s order.
+
+    Examples
+    --------
+    >>> from scratchnet.fast import StackedParams
+    >>> p = StackedParams(np.arange(6.0), (("W", (2, 1, 2)), ("b", (2, 1))))
+    >>> p["W"][:, 0], p["b"][:, 0]   # member 0 is [0, 1 | 2], member 1 [3, 4 | 5]
+    (array([[0., 1.],
+           [3., 4.]]), array([2., 5.]))
+    """
+
+    def unflatten(self, vector: np.ndarray) -> dict:
+        """Views of ``vector`` with this layout's names and stacked shapes.
+
+        Parameters
+        ----------
+        vector : ndarray, shape (S * P,)
+
+        Returns
+        -------
+        dict of str to ndarray
+            Strided views: entry ``(S, *shape)`` of member ``s`` at
+            ``vector.reshape(S, P)[s]``.
+
+        Examples
+        --------
+        >>> from scratchnet.fast import StackedParams
+        >>> p = StackedParams(np.zeros(4), (("a", (2, 1)), ("b", (2, 1))))
+        >>> p.unflatten(np.arange(4.0))["b"]
+        array([[1.],
+               [3.]])
+        """
+        rows = vector.reshape(self.layout[0][1][0], -1)
+        views, start = {}, 0
+        for name, shape in self.layout:
+            stop = start + math.prod(shape[1:])
+            views[name] = rows[:, start:stop].reshape(shape)
+            start = stop
+        return views
 
 
 class _Work:

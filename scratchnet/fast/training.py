@@ -20,7 +20,8 @@ import numpy as np
 from .._validation import check_positive_int
 from ..objectives import get_loss
 from ..optim import Optimizer
-from .ensemble import Ensemble, StackedParams
+from .ensemble import Ensemble
+from .mlp import StackedParams
 
 __all__ = ["check_finite_gradients", "train_ensemble"]
 
