@@ -5,12 +5,10 @@ Run from the repository root::
     python benchmarks/bench_primitives.py            # (4096, 1000) float64 logits
     python benchmarks/bench_primitives.py --repeat 9 --n 1024 --m 100
 
-Two log-softmaxes are timed: the chapter's ``sn.log_softmax`` (the formula
-written out: shift, exponentiate, sum, subtract, each step a new array) and
-the engine's ``sn.fast.log_softmax`` (the same numbers in cache-sized blocks
-of rows, allocating only its result).  Beside them the cross-entropy, its
-gradient and both together, which share one kernel that never forms the
-log-softmax.
+The chapter's ``sn.log_softmax`` is timed (the formula written out: shift,
+exponentiate, sum, subtract; the engine's cache-blocked copy ran at 1.00 to
+1.04x SciPy's time and was removed in issue 23), and beside it the
+cross-entropy, its gradient and both together.
 
 Each function is timed timeit-style: the best of ``--repeat`` rounds, each of
 enough calls to last about 0.2 s, with the rounds of all the functions
@@ -19,13 +17,11 @@ reports its array allocations to it), in multiples of the input's size; the
 result array counts.  The SciPy references are
 ``scipy.special.log_softmax(x, axis=-1)`` (for both log-softmaxes) and the
 cross-entropy and gradient built on it.  The script prints a Markdown table
-and checks the targets, which concern the engine's log-softmax and the
-losses (the chapter's log-softmax is written to be read, and its ratio is
-reported without a target):
+and checks the targets, which concern the losses (the log-softmax is
+written to be read, and its ratio is reported without a target):
 
-* ``sn.fast.log_softmax`` and ``cross_entropy`` no slower than SciPy
-  (ratio <= 1.0);
-* ``cross_entropy_grad`` at most 1.5 times the time of ``sn.fast.log_softmax``;
+* ``cross_entropy`` no slower than SciPy (ratio <= 1.0);
+* ``cross_entropy_grad`` at most 1.5 times the time of ``sn.log_softmax``;
 * at most two temporaries of the input's size (peak <= 2x, plus a few
   per-row vectors; on inputs smaller than a few MiB NumPy's fixed 64 KiB
   iteration buffer also shows).
@@ -55,7 +51,7 @@ except ImportError:  # pragma: no cover - depends on the machine
 
 
 #: How each function is named in the table.
-LABELS = {"log_softmax": "sn.log_softmax", "fast.log_softmax": "sn.fast.log_softmax"}
+LABELS = {"log_softmax": "sn.log_softmax"}
 
 
 def best_times(funcs: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
@@ -117,7 +113,6 @@ def scipy_references(x: np.ndarray, t: np.ndarray) -> dict[str, Callable[[], obj
 
     return {
         "log_softmax": log_softmax,
-        "fast.log_softmax": log_softmax,  # the same reference for the engine's
         "cross_entropy": cross_entropy,
         "cross_entropy_grad": cross_entropy_grad,
         "cross_entropy_and_grad": cross_entropy_and_grad,
@@ -138,7 +133,6 @@ def main(argv: list[str] | None = None) -> int:
     t = rng.integers(0, args.m, size=args.n)
     ours = {
         "log_softmax": lambda: sn.log_softmax(x),
-        "fast.log_softmax": lambda: sn.fast.log_softmax(x),
         "cross_entropy": lambda: sn.cross_entropy(x, t),
         "cross_entropy_grad": lambda: sn.cross_entropy_grad(x, t),
         "cross_entropy_and_grad": lambda: sn.cross_entropy_and_grad(x, t),
@@ -146,8 +140,6 @@ def main(argv: list[str] | None = None) -> int:
     refs = scipy_references(x, t) if special is not None else {}
 
     # The SciPy references must compute the same thing, or the timing is moot.
-    # The engine's blocked log-softmax must equal the chapter's, to the bit.
-    np.testing.assert_array_equal(ours["fast.log_softmax"](), ours["log_softmax"]())
     if refs:
         np.testing.assert_allclose(ours["log_softmax"](), refs["log_softmax"](),
                                    atol=1e-12)
@@ -164,17 +156,13 @@ def main(argv: list[str] | None = None) -> int:
     if not refs:
         print("SciPy is not installed: printing scratchnet's figures alone.\n")
 
-    # SciPy's log_softmax is timed once and shown beside both log-softmaxes.
-    distinct = {k: f for k, f in refs.items() if k != "fast.log_softmax"}
+    distinct = refs
     every = {**{("sn", k): f for k, f in ours.items()},
              **{("scipy", k): f for k, f in distinct.items()}}
     timed = best_times(every, args.repeat)
     times = {name: timed["sn", name] for name in ours}
     ref_times = {name: timed["scipy", name] for name in distinct}
     ref_memory = {name: peak_memory(f) / x.nbytes for name, f in distinct.items()}
-    if refs:
-        ref_times["fast.log_softmax"] = ref_times["log_softmax"]
-        ref_memory["fast.log_softmax"] = ref_memory["log_softmax"]
     memory = {name: peak_memory(f) / x.nbytes for name, f in ours.items()}
 
     header = "| function | scratchnet (ms) | peak memory (x input) |"
@@ -192,22 +180,22 @@ def main(argv: list[str] | None = None) -> int:
                      f" {times[name] / ref_times[name]:.2f} |")
         print(line)
 
-    grad_ratio = times["cross_entropy_grad"] / times["fast.log_softmax"]
-    # The targets concern the engine and the losses; the chapter's log-softmax
-    # (three arrays of the input's size, written to be read) is only reported.
+    grad_ratio = times["cross_entropy_grad"] / times["log_softmax"]
+    # The targets concern the losses; the chapter's log-softmax (three arrays
+    # of the input's size, written to be read) is only reported.
     engine = [name for name in ours if name != "log_softmax"]
     # Per-row vectors (maxima, sums: N numbers) come on top of the input-sized
     # arrays, hence the 0.05 of slack in the memory target.
     checks = [
-        ("cross_entropy_grad / sn.fast.log_softmax time", grad_ratio, 1.5),
-        ("largest peak memory of the engine and the losses (x input)",
+        ("cross_entropy_grad / sn.log_softmax time", grad_ratio, 1.5),
+        ("largest peak memory of the losses (x input)",
          max(memory[name] for name in engine), 2.05),
     ]
     if refs:
         checks[:0] = [
             (f"{LABELS.get(name, name)} / SciPy time",
              times[name] / ref_times[name], 1.0)
-            for name in ("fast.log_softmax", "cross_entropy")
+            for name in ("cross_entropy",)
         ]
     print()
     missed = 0
@@ -219,8 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     line = f"- sn.log_softmax (the chapter, no target): {1e3 * chapter:.2f} ms"
     if refs:
         line += f", {chapter / ref_times['log_softmax']:.2f}x SciPy"
-    line += (f", {chapter / times['fast.log_softmax']:.2f}x the engine's, "
-             f"peak {memory['log_softmax']:.2f}x input")
+    line += f", peak {memory['log_softmax']:.2f}x input"
     print(line)
     return 1 if missed else 0
 
