@@ -107,7 +107,7 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
     steps : int
     optimizer : Optimizer
         Built on ``ensemble.params`` (one update for every member), e.g.
-        :class:`scratchnet.fast.Adam`.
+        :class:`scratchnet.Adam`.
     lr : callable, optional
         A schedule ``lr(step)`` (0-based), set before each update.
     snapshot_steps : sequence of int, optional
@@ -149,7 +149,7 @@ def train_ensemble(ensemble: Ensemble, batches: Iterator, *, steps: int, optimiz
     ...        for s, (x, c) in enumerate(data)]
     >>> ens = sn.fast.Ensemble([1, 16, 2], rngs=[0, 1, 2])
     >>> losses = sn.fast.train_ensemble(ens, sn.fast.stack_batches(its), steps=50,
-    ...                                 optimizer=sn.fast.Adam(ens.params, lr=1e-2))
+    ...                                 optimizer=sn.Adam(ens.params, lr=1e-2))
     >>> losses.shape, bool(losses[-10:].mean() < losses[:10].mean())
     ((50, 3), True)
     """
