@@ -32,7 +32,6 @@ Two layout choices make a step cheap (:class:`StackedParams`):
 
 from __future__ import annotations
 
-import math
 from typing import Any, List, Sequence, Tuple
 
 import numpy as np
@@ -41,66 +40,17 @@ from .._validation import as_float_array
 from ..mlp import init_params
 from ..objectives import get_loss
 from .kernels import (
+    CrossEntropyScratch,
     relu_backward_mask_into,
     relu_into,
     relu_mask_into,
     tanh_backward_into,
     tanh_into,
 )
-from .mlp import MLP, FlatParams, Layout
-from .objectives import LossScratch, member_losses_inplace
+from .mlp import MLP, Layout, StackedParams
+from .objectives import member_losses_inplace
 
-__all__ = ["Ensemble", "StackedParams"]
-
-
-class StackedParams(FlatParams):
-    """:class:`FlatParams` of S members, stored member after member.
-
-    Parameters
-    ----------
-    flat : ndarray, shape (S * P,)
-        Member ``s``'s parameters are ``flat.reshape(S, P)[s]``, in the
-        order of ``fast.MLP``'s own flat vector.
-    layout : tuple of (str, tuple of int)
-        Names and stacked shapes ``(S, *shape)``, in ``fast.MLP``'s order.
-
-    Examples
-    --------
-    >>> from scratchnet.fast import StackedParams
-    >>> p = StackedParams(np.arange(6.0), (("W", (2, 1, 2)), ("b", (2, 1))))
-    >>> p["W"][:, 0], p["b"][:, 0]   # member 0 is [0, 1 | 2], member 1 [3, 4 | 5]
-    (array([[0., 1.],
-           [3., 4.]]), array([2., 5.]))
-    """
-
-    def unflatten(self, vector: np.ndarray) -> dict:
-        """Views of ``vector`` with this layout's names and stacked shapes.
-
-        Parameters
-        ----------
-        vector : ndarray, shape (S * P,)
-
-        Returns
-        -------
-        dict of str to ndarray
-            Strided views: entry ``(S, *shape)`` of member ``s`` at
-            ``vector.reshape(S, P)[s]``.
-
-        Examples
-        --------
-        >>> from scratchnet.fast import StackedParams
-        >>> p = StackedParams(np.zeros(4), (("a", (2, 1)), ("b", (2, 1))))
-        >>> p.unflatten(np.arange(4.0))["b"]
-        array([[1.],
-               [3.]])
-        """
-        rows = vector.reshape(self.layout[0][1][0], -1)
-        views, start = {}, 0
-        for name, shape in self.layout:
-            stop = start + math.prod(shape[1:])
-            views[name] = rows[:, start:stop].reshape(shape)
-            start = stop
-        return views
+__all__ = ["Ensemble"]
 
 
 def _bias_blocks(vector: np.ndarray, sizes: Sequence[int]) -> List[np.ndarray]:
@@ -148,7 +98,7 @@ class _Work:
         self.inputs_T = [a.transpose(0, 2, 1) for a in (self.x, *self.hidden)]
         self.da = [d[..., :-1] for d in self.dhidden]
         self.dz = [d[..., :-1] for d in self.dpre]
-        self.scratch = LossScratch(self.logits)  # the fused loss's work arrays
+        self.scratch = CrossEntropyScratch(self.logits.shape, dtype)  # the fused loss
         self.grads: Any = None  # the last gradient vector and its block views
         self.grad_blocks: List[np.ndarray] = []
 
@@ -287,8 +237,33 @@ class Ensemble:
             self._work = {n: work}
         return work
 
-    def _check_batch(self, x: Any, targets: Any) -> Tuple[np.ndarray, np.ndarray]:
-        """A training batch, checked: x (S, B, d_0) (or (S, B)), targets (S, B)."""
+    def check_batch(self, x: Any, targets: Any) -> Tuple[np.ndarray, np.ndarray]:
+        """A training batch, checked and in the ensemble's dtype.
+
+        Parameters
+        ----------
+        x : array_like, shape (S, B, d_0) (or (S, B) when d_0 = 1)
+        targets : array_like of int, shape (S, B)
+            Class indices in ``[0, M)`` (``[0, 2)`` for one output).
+
+        Returns
+        -------
+        x : ndarray, shape (S, B, d_0)
+        targets : ndarray of int, shape (S, B)
+
+        Raises
+        ------
+        ValueError
+            On a shape, a dtype or a class index that does not fit.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> ens = sn.fast.Ensemble([1, 4, 2], rngs=[0, 1])
+        >>> x, t = ens.check_batch(np.zeros((2, 3)), np.zeros((2, 3), int))
+        >>> x.shape, x.dtype
+        ((2, 3, 1), dtype('float64'))
+        """
         if not (isinstance(x, np.ndarray) and x.dtype == self.dtype
                 and x.ndim == 3 and x.shape[0] == self.members):
             x = self._inputs(x)
@@ -305,10 +280,36 @@ class Ensemble:
                              f"those); got shape {t.shape}, dtype {t.dtype}")
         return x, t
 
-    def _loss_and_grads_into(self, x: np.ndarray, t: np.ndarray, loss: Any,
-                             grads: np.ndarray, losses: np.ndarray) -> None:
-        """Each member's loss into ``losses`` (S,); the gradients into ``grads``
-        (a checked batch)."""
+    def loss_and_grads_into(self, x: np.ndarray, t: np.ndarray, loss: Any,
+                            grads: np.ndarray, losses: np.ndarray) -> None:
+        """:meth:`loss_and_grads` into memory the caller owns, on a checked batch.
+
+        The training loop's step: no array of the parameters' size is made.
+
+        Parameters
+        ----------
+        x, t : ndarray
+            A batch from :meth:`check_batch`.
+        loss : Loss
+            A loss object (``get_loss`` of the name).
+        grads, losses : ndarray
+            Written: the stacked gradient vector (``params.flat``'s shape)
+            and each member's loss (S,).
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> ens = sn.fast.Ensemble([1, 4, 2], rngs=[0, 1])
+        >>> x, t = ens.check_batch(np.zeros((2, 3)), np.zeros((2, 3), int))
+        >>> grads, losses = np.empty_like(ens.params.flat), np.empty(2)
+        >>> ens.loss_and_grads_into(x, t, ens.loss, grads, losses)
+        >>> bool(np.isfinite(losses).all())
+        True
+        """
         work = self._buffers(x.shape[1])
         logits = self._forward(x, work)
         member_losses_inplace(logits, t, loss, scratch=work.scratch, out=losses)
@@ -343,11 +344,11 @@ class Ensemble:
         >>> losses.shape, grads["W1"].shape
         ((2,), (2, 1, 4))
         """
-        x, t = self._check_batch(x, targets)
+        x, t = self.check_batch(x, targets)
         grads = StackedParams(np.empty_like(self.params.flat), self.layout)
         losses = np.empty(self.members)
         loss = self.loss if loss is None else get_loss(loss, outputs=self.sizes[-1])
-        self._loss_and_grads_into(x, t, loss, grads.flat, losses)
+        self.loss_and_grads_into(x, t, loss, grads.flat, losses)
         return losses, grads
 
     def forward(self, x: Any) -> np.ndarray:

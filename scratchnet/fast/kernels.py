@@ -16,29 +16,28 @@ kernel                                 replaces
 ``relu_backward_mask_into``            kept for the backward pass
 ``tanh_into``, ``tanh_backward_into``  ``layers.tanh_forward`` / ``tanh_backward``
 ``cross_entropy_and_grad_inplace``     ``losses.cross_entropy_and_grad`` (mean,
-                                       class indices)
+                                       class indices) on each of S batches: the
+                                       one fused kernel, for ``fast.MLP`` and
+                                       ``fast.Ensemble``
 ``fused_cross_entropy``                the engine's one decision: which loss the
-                                       fused kernels compute exactly
-``log_softmax``                        ``softmax.log_softmax`` (cache-blocked)
+                                       fused kernel computes exactly
 =====================================  ===========================================
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Tuple
 
 import numpy as np
 
-from .._shift import check_some_finite, row_max, top_and_rest
-from .._validation import as_float_array, normalize_axis
 from ..objectives import CrossEntropyLoss
 
 __all__ = [
+    "CrossEntropyScratch",
     "cross_entropy_and_grad_inplace",
     "fused_cross_entropy",
     "linear_backward_into",
     "linear_into",
-    "log_softmax",
     "relu_backward_into",
     "relu_backward_mask_into",
     "relu_into",
@@ -46,13 +45,6 @@ __all__ = [
     "tanh_backward_into",
     "tanh_into",
 ]
-
-#: 0-d zeros: operands that NumPy converts faster than the Python number 0.0.
-_ZEROS = {np.dtype(t): np.zeros((), t) for t in (np.float32, np.float64)}
-
-#: Entries per block of ``log_softmax``: 512 KiB of float64, cache-sized.
-BLOCK = 1 << 16
-
 
 def linear_into(x: np.ndarray, W: np.ndarray, b: np.ndarray, out: np.ndarray
                 ) -> np.ndarray:
@@ -208,7 +200,7 @@ def relu_mask_into(z: np.ndarray, mask: np.ndarray, flags: np.ndarray) -> np.nda
     >>> kernels.relu_mask_into(np.array([-1.0, 2.0]), mask, np.empty(2, bool)), mask
     (array([-0.,  2.]), array([0., 1.]))
     """
-    np.greater(z, _ZEROS.get(z.dtype, 0.0), out=flags)  # a 0-d array: faster
+    np.greater(z, 0.0, out=flags)
     np.copyto(mask, flags)
     return np.multiply(z, mask, out=z)
 
@@ -289,65 +281,147 @@ def tanh_backward_into(da: np.ndarray, a: np.ndarray, out: np.ndarray) -> np.nda
     return out
 
 
-def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
-                                   rows: np.ndarray) -> float:
-    r"""Mean cross-entropy of ``logits``; overwrites ``logits`` with its gradient.
-
-    Replaces ``losses.cross_entropy_and_grad(logits, targets)`` (class
-    indices, no weight or smoothing, mean): one softmax, no allocation of the
-    logits' size,
-
-    .. math::
-
-        L = \frac1N \sum_n \bigl[\operatorname{logsumexp}(f_n) - f_{n, c_n}\bigr],
-        \qquad \frac{\partial L}{\partial f} = \frac{q - \text{one\_hot}(c)}{N} .
+class CrossEntropyScratch:
+    """The work arrays of :func:`cross_entropy_and_grad_inplace`, made once.
 
     Parameters
     ----------
-    logits : ndarray, shape (N, M)
-        Finite; overwritten.
-    targets : ndarray of int, shape (N,)
-        Valid class indices (not checked).
-    rows : ndarray of int, shape (N,)
-        ``np.arange(N)``.
-
-    Returns
-    -------
-    float
+    shape : (int, int, int)
+        (S, B, M) of the logits the kernel will take.
+    dtype : dtype
+        Theirs.
 
     Examples
     --------
     >>> from scratchnet.fast import kernels
-    >>> logits = np.zeros((1, 2))
-    >>> round(kernels.cross_entropy_and_grad_inplace(logits, np.array([1]),
-    ...                                               np.arange(1)), 4), logits
-    (0.6931, array([[ 0.5, -0.5]]))
+    >>> kernels.CrossEntropyScratch((2, 3, 4), np.float64).by_class.shape
+    (4, 6)
     """
-    n = logits.shape[0]
-    top = np.argmax(logits, axis=1)
-    logits -= logits[rows, top][:, None]  # largest logit 0
-    picked = logits[rows, targets]  # f_{n, c_n} - max_n
-    np.exp(logits, out=logits)
-    logits[rows, top] = 0.0  # the top term e^0 = 1 out of the sum, as the chapter
-    rest = np.add.reduce(logits, axis=1, keepdims=True)  # in [0, M - 1]
-    logits[rows, top] = 1.0
-    loss = (np.log1p(rest).sum() - picked.sum()) / n  # log1p keeps 1e-18
-    total = rest + 1.0
+
+    def __init__(self, shape: Tuple[int, int, int], dtype: Any) -> None:
+        members, n, m = shape
+        rows = members * n
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self.by_class = np.empty((m, rows), dtype)  # class-major: sums over the
+        self.row_max = np.empty(rows, dtype)  # classes run along contiguous rows
+        self.rest = np.empty(rows, dtype)
+        self.picked = np.empty(rows, np.intp)  # flat index of each target's entry,
+        self.columns = np.arange(rows)  # ... c * rows + row
+
+    def fits(self, logits: np.ndarray) -> bool:
+        """Whether these arrays are made for ``logits``' shape and dtype.
+
+        Parameters
+        ----------
+        logits : ndarray
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> from scratchnet.fast import kernels
+        >>> kernels.CrossEntropyScratch((1, 3, 2), np.float32).fits(np.zeros((1, 3, 2)))
+        False
+        """
+        return logits.shape == self.shape and logits.dtype == self.dtype
+
+
+def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
+                                   scratch: CrossEntropyScratch | None = None,
+                                   out: np.ndarray | None = None) -> np.ndarray:
+    r"""Each member's mean cross-entropy; the logits become their gradient, in place.
+
+    The engine's one fused cross-entropy kernel, for :class:`scratchnet.fast.MLP`
+    (S = 1) and :class:`scratchnet.fast.Ensemble` (S members, each its own
+    batch).  Replaces ``losses.cross_entropy_and_grad(logits[s], targets[s])``
+    (class indices, no weight or smoothing, mean) for every ``s``:
+
+    .. math::
+
+        L_s = \frac1B \sum_b \bigl[\operatorname{logsumexp}(f_{sb})
+              - f_{sbc}\bigr], \qquad
+        \frac{\partial L_s}{\partial f_{sb}} = \frac{q_{sb} - y_{sb}}{B} ,
+
+    :math:`q` the softmax, :math:`y` the one-hot row of the target :math:`c`.
+
+    Parameters
+    ----------
+    logits : ndarray of float, shape (S, B, M)
+        Finite; overwritten with :math:`\partial L_s / \partial f_s`.
+    targets : ndarray of int, shape (S, B)
+        Class indices in ``[0, M)`` (checked by the caller).
+    scratch : CrossEntropyScratch, optional
+        Made for ``logits``; a new one when not given.
+    out : ndarray of float64, shape (S,), optional
+        Where the losses are written.
+
+    Returns
+    -------
+    ndarray of float64, shape (S,)
+
+    Notes
+    -----
+    On a class-major copy :math:`z` (M, S B): :math:`z = f - \max_i f_i` (the
+    largest 0), :math:`e = e^z`, and with :math:`R` the sum of :math:`e` over
+    the classes other than the target, the log of the normaliser is
+    :math:`\log T = \operatorname{log1p}(R + (e_c - 1))`: the chapter's
+    :math:`\operatorname{log1p}(R)` when the target is the top class
+    (:math:`e_c = 1`), which keeps :math:`\log(1 + 10^{-18})`
+    (``tests/test_fast.py::test_the_engine_keeps_the_dominant_term_*``); else
+    :math:`T \ge 1 + e_c` and no precision is at stake.
+
+    Examples
+    --------
+    >>> from scratchnet.fast import kernels
+    >>> logits = np.zeros((1, 1, 2))
+    >>> kernels.cross_entropy_and_grad_inplace(logits, np.array([[1]])).round(4), logits
+    (array([0.6931]), array([[[ 0.5, -0.5]]]))
+    """
+    members, n, m = logits.shape
+    if scratch is None or not scratch.fits(logits):
+        scratch = CrossEntropyScratch(logits.shape, logits.dtype)
+    if out is None:
+        out = np.empty(members)
+    z, rest, picked = scratch.by_class, scratch.rest, scratch.picked
+    np.copyto(z, logits.reshape(-1, m).T)
+    np.max(z, axis=0, out=scratch.row_max)
+    z -= scratch.row_max  # largest logit 0
+    entries = z.reshape(-1)
+    picked[...] = targets.reshape(-1)
+    picked *= z.shape[1]
+    picked += scratch.columns  # entry (c, row) of the class-major copy
+    z_target = entries[picked]  # f_c - max
+    np.exp(z, out=z)
+    e_target = entries[picked]
+    entries[picked] = 0.0  # the target's term out of the sum ...
+    np.add.reduce(z, axis=0, out=rest)
+    entries[picked] = e_target  # ... and back
+    total = rest + e_target  # T
+    e_target -= 1.0
+    e_target += rest  # T - 1, exact when the target is the top class
+    row_loss = np.log1p(e_target)
+    row_loss -= z_target  # log T - z_c
+    np.add.reduce(row_loss.reshape(members, n), axis=1, out=out)
+    out /= n
     total *= n
-    logits /= total  # q / N
-    logits[rows, targets] -= 1.0 / n  # (q - one_hot) / N
-    return float(loss)
+    z /= total  # q / B
+    entries[picked] -= 1.0 / n  # (q - one_hot) / B
+    np.copyto(logits, z.T.reshape(logits.shape))  # a view: logits of any layout
+    return out
 
 
 def fused_cross_entropy(loss: Any, outputs: int) -> bool:
     r"""Whether the engine's fused kernel computes ``loss`` exactly, on class indices.
 
-    The fused kernels (:func:`cross_entropy_and_grad_inplace` for one
-    network, :func:`scratchnet.fast.objectives.member_losses_inplace` for
-    an ensemble) compute the mean
-    cross-entropy :math:`\frac1N \sum_n [\operatorname{logsumexp}(f_n) -
-    f_{n, c_n}]` on class indices :math:`c_n \in [0, M)`, nothing more.  That
-    is the loss exactly when it is a :class:`~scratchnet.objectives.CrossEntropyLoss`
+    The fused kernel, :func:`cross_entropy_and_grad_inplace` (called by
+    :class:`scratchnet.fast.MLP` and, through
+    :func:`scratchnet.fast.objectives.member_losses_inplace`, by
+    :class:`scratchnet.fast.Ensemble`), computes the mean cross-entropy
+    :math:`\frac1N \sum_n [\operatorname{logsumexp}(f_n) - f_{n, c_n}]` on
+    class indices :math:`c_n \in [0, M)`, nothing more.  That is the loss
+    exactly when it is a :class:`~scratchnet.objectives.CrossEntropyLoss`
     (the class itself: a subclass may compute something else) without class
     weights or label smoothing, whose ``ignore_index`` no class index can
     equal.  Every other loss goes through its own ``loss_and_grad``.
@@ -382,61 +456,3 @@ def fused_cross_entropy(loss: Any, outputs: int) -> bool:
         return True
     return (type(loss) is CrossEntropyLoss and loss.weight is None
             and loss.label_smoothing == 0.0 and not 0 <= loss.ignore_index < outputs)
-
-
-def _log_softmax_rows(x: np.ndarray, m: np.ndarray, out: np.ndarray, *, axis: int,
-                      scratch: Any = None) -> None:
-    """Write ``(x - m) - log1p(rest)`` into ``out``; ``m`` is the row max.
-
-    As the chapter: the top term (``e^0 = 1``) is kept out of the sum, so
-    ``log1p`` of the rest keeps the dominant entry to relative precision.
-    """
-    with np.errstate(over="ignore"):
-        np.subtract(x, m, out=out)
-    e = np.exp(out, out=None if scratch is None else scratch[: out.shape[0]])
-    top, rest = top_and_rest(e, np.argmax(x, axis=axis, keepdims=True), axis)
-    check_some_finite(top == 0, "x", axis)
-    out -= np.log1p(rest)
-
-
-def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
-    """``softmax.log_softmax`` worked through cache-sized blocks of rows.
-
-    The only array of ``x``'s size that is allocated is the result, and ``x``
-    is read twice (the chapter's version allocates the shifted logits and
-    their exponential too): about 512 KiB of rows at a time are shifted,
-    exponentiated and summed while they sit in the CPU cache.
-
-    Parameters
-    ----------
-    x : array_like
-        Logits; the same conventions as ``scratchnet.log_softmax``.
-    axis : int, default -1
-
-    Returns
-    -------
-    ndarray, same shape as ``x``
-
-    Examples
-    --------
-    >>> from scratchnet import fast
-    >>> fast.log_softmax([0.0, -1e4])
-    array([     0., -10000.])
-    """
-    x = as_float_array(x, "x", check_nan=False)
-    axis = normalize_axis(axis, x.ndim)
-    if x.shape[axis] == 0:
-        return np.empty(x.shape, x.dtype)
-    m = row_max(x, axis, "x", allow_posinf=False)
-    out = np.empty(x.shape, dtype=x.dtype)
-    if axis != x.ndim - 1:
-        _log_softmax_rows(x, m, out, axis=axis)
-        return out
-    width = x.shape[-1]
-    x2, m2, out2 = x.reshape(-1, width), m.reshape(-1, 1), out.reshape(-1, width)
-    rows = max(1, BLOCK // width)
-    scratch = np.empty((min(rows, x2.shape[0]), width), dtype=x.dtype)
-    for start in range(0, x2.shape[0], rows):  # a loop over blocks, not samples
-        block = slice(start, start + rows)
-        _log_softmax_rows(x2[block], m2[block], out2[block], axis=1, scratch=scratch)
-    return out

@@ -17,8 +17,10 @@ engineered for small, fast steps:
 * **Fused loss.**  With the plain cross-entropy on class indices
   (:func:`scratchnet.fast.kernels.fused_cross_entropy` decides),
   ``loss_and_grads`` turns the logits into their gradient in place (one
-  softmax); every other loss, option or target goes through the loss
-  object, as in the chapter.
+  softmax: :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`,
+  the kernel of :class:`scratchnet.fast.Ensemble` too, on one member);
+  every other loss, option or target goes through the loss object, as in
+  the chapter.
 * **A drop-in.**  A subclass that overrides ``forward`` or ``backward`` is
   run through them, as :class:`scratchnet.MLP` runs it (its predictions and
   ``loss_and_grads`` call the overrides).
@@ -47,6 +49,7 @@ from .. import mlp
 from .._validation import as_class_indices
 from ..objectives import get_loss
 from .kernels import (
+    CrossEntropyScratch,
     cross_entropy_and_grad_inplace,
     fused_cross_entropy,
     linear_backward_into,
@@ -57,7 +60,7 @@ from .kernels import (
     tanh_into,
 )
 
-__all__ = ["MLP", "FlatParams"]
+__all__ = ["MLP", "FlatParams", "StackedParams"]
 
 _KERNELS = {"relu": (relu_into, relu_backward_into),
             "tanh": (tanh_into, tanh_backward_into)}
@@ -166,6 +169,56 @@ class FlatParams(MutableMapping):
         return f"FlatParams({ {k: v.shape for k, v in self._views.items()} })"
 
 
+class StackedParams(FlatParams):
+    """:class:`FlatParams` of S members, stored member after member.
+
+    Parameters
+    ----------
+    flat : ndarray, shape (S * P,)
+        Member ``s``'s parameters are ``flat.reshape(S, P)[s]``, in the
+        order of ``fast.MLP``'s own flat vector.
+    layout : tuple of (str, tuple of int)
+        Names and stacked shapes ``(S, *shape)``, in ``fast.MLP``'s order.
+
+    Examples
+    --------
+    >>> from scratchnet.fast import StackedParams
+    >>> p = StackedParams(np.arange(6.0), (("W", (2, 1, 2)), ("b", (2, 1))))
+    >>> p["W"][:, 0], p["b"][:, 0]   # member 0 is [0, 1 | 2], member 1 [3, 4 | 5]
+    (array([[0., 1.],
+           [3., 4.]]), array([2., 5.]))
+    """
+
+    def unflatten(self, vector: np.ndarray) -> dict:
+        """Views of ``vector`` with this layout's names and stacked shapes.
+
+        Parameters
+        ----------
+        vector : ndarray, shape (S * P,)
+
+        Returns
+        -------
+        dict of str to ndarray
+            Strided views: entry ``(S, *shape)`` of member ``s`` at
+            ``vector.reshape(S, P)[s]``.
+
+        Examples
+        --------
+        >>> from scratchnet.fast import StackedParams
+        >>> p = StackedParams(np.zeros(4), (("a", (2, 1)), ("b", (2, 1))))
+        >>> p.unflatten(np.arange(4.0))["b"]
+        array([[1.],
+               [3.]])
+        """
+        rows = vector.reshape(self.layout[0][1][0], -1)
+        views, start = {}, 0
+        for name, shape in self.layout:
+            stop = start + math.prod(shape[1:])
+            views[name] = rows[:, start:stop].reshape(shape)
+            start = stop
+        return views
+
+
 class _Work:
     """The arrays one batch size needs: activations and backward scratch."""
 
@@ -174,7 +227,7 @@ class _Work:
         self.dhidden = [np.empty((n, h), dtype) for h in hidden]  # dL/da_l
         self.dpre = [np.empty((n, h), dtype) for h in hidden]  # dL/dz_l
         self.logits = np.empty((n, outputs), dtype)
-        self.rows = np.arange(n)
+        self.scratch = CrossEntropyScratch((1, n, outputs), dtype)  # the fused loss
 
 
 class MLP(mlp.MLP):
@@ -347,9 +400,9 @@ class MLP(mlp.MLP):
             raise ValueError(f"targets must hold one class index per row of x, shape "
                              f"({len(x)},); got shape {t.shape}")
         t = as_class_indices(t, logits.shape[1])
-        # the logits become dL/dlogits, in place
-        value = cross_entropy_and_grad_inplace(logits, t, work.rows)
-        return value, self._backward(logits)
+        # the logits become dL/dlogits, in place: the ensemble's kernel, one member
+        value = cross_entropy_and_grad_inplace(logits[None], t[None], work.scratch)
+        return float(value[0]), self._backward(logits)
 
     def _overridden(self) -> bool:
         """Whether a subclass overrides ``forward`` or ``backward``."""

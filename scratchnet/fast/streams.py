@@ -35,80 +35,7 @@ import numpy as np
 
 from .._validation import check_positive_int
 
-__all__ = ["StackedBatches", "stack_batches", "stacked_epochs", "stacked_stream"]
-
-
-class StackedBatches:
-    """An iterator of stacked batches whose every class was checked once.
-
-    :func:`stacked_epochs` and :func:`stacked_stream` return one: their
-    batches come from data checked before training (the classes of a fixed
-    sample, or the classes a task can draw), so
-    :func:`~scratchnet.fast.train_ensemble` checks them against the ensemble
-    once (:meth:`fits`) instead of at every step (six microseconds of a step
-    of about two hundred).
-
-    Parameters
-    ----------
-    batches : iterator of (x, c)
-        The stacked batches, (S, B, d) and (S, B).
-    members, features : int
-        S and d (-1 for inputs that are not vectors: never a fit).
-    dtype : numpy dtype
-        Of every ``x``.
-    classes : (int, int)
-        The smallest and the largest class any batch holds.
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> data = [(np.zeros((4, 1)), np.array([0, 1, 1, 0]))] * 2
-    >>> rngs = [np.random.default_rng(s) for s in (0, 1)]
-    >>> its = sn.fast.stacked_epochs(data, 2, rngs)
-    >>> its.classes, its.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0, 1]))
-    ((0, 1), True)
-    """
-
-    def __init__(self, batches: Iterator[Tuple[np.ndarray, np.ndarray]], *,
-                 members: int, features: int, dtype: Any,
-                 classes: Tuple[int, int]) -> None:
-        self._batches = batches
-        self.members, self.features = members, features
-        self.dtype, self.classes = np.dtype(dtype), classes
-
-    def __iter__(self) -> StackedBatches:
-        return self
-
-    def __next__(self) -> Tuple[np.ndarray, np.ndarray]:
-        return next(self._batches)
-
-    def fits(self, ensemble: Any) -> bool:
-        """Whether every batch is a valid batch of ``ensemble`` as it comes.
-
-        Parameters
-        ----------
-        ensemble : Ensemble
-
-        Returns
-        -------
-        bool
-            The same members, input features and dtype, and classes in
-            ``[0, M)`` (``[0, 2)`` for one output).
-
-        Examples
-        --------
-        >>> import scratchnet as sn
-        >>> its = sn.fast.stacked_stream([sn.tasks.separated()], 4,
-        ...                              [np.random.default_rng(0)])
-        >>> its.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0]))
-        True
-        >>> its.fits(sn.fast.Ensemble([1, 3, 2], rngs=[0], dtype=np.float32))
-        False
-        """
-        return (self.members == ensemble.members and self.features == ensemble.sizes[0]
-                and self.dtype == np.dtype(ensemble.dtype)
-                and 0 <= self.classes[0]
-                and self.classes[1] < max(ensemble.sizes[-1], 2))  # one output: 0, 1
+__all__ = ["stack_batches", "stacked_epochs", "stacked_stream"]
 
 
 def _one_dimensional(task: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -122,7 +49,8 @@ def _one_dimensional(task: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def stacked_stream(tasks: Sequence[Any], batch_size: int,
-                   rngs: Sequence[np.random.Generator]) -> StackedBatches:
+                   rngs: Sequence[np.random.Generator]
+                   ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
     """Member ``s``'s fresh batch of ``tasks[s]`` at every step, all stacked.
 
     Parameters
@@ -136,9 +64,8 @@ def stacked_stream(tasks: Sequence[Any], batch_size: int,
 
     Returns
     -------
-    StackedBatches
-        Yielding ``(x, c)`` of shapes (S, B, 1) (float64) and (S, B): new
-        arrays at every step.
+    iterator of (x, c)
+        Of shapes (S, B, 1) (float64) and (S, B): new arrays at every step.
 
     Examples
     --------
@@ -162,8 +89,7 @@ def stacked_stream(tasks: Sequence[Any], batch_size: int,
     cum = np.stack([p[0] for p in parts])  # (S, M - 1)
     mu = np.stack([p[1] for p in parts])   # (S, M)
     sd = np.stack([p[2] for p in parts])
-    return StackedBatches(_stream(cum, mu, sd, batch_size, rngs), members=len(tasks),
-                          features=1, dtype=np.float64, classes=(0, mu.shape[1] - 1))
+    return _stream(cum, mu, sd, batch_size, rngs)
 
 
 def _stream(cum: np.ndarray, mu: np.ndarray, sd: np.ndarray, batch_size: int,
@@ -218,7 +144,8 @@ def stack_batches(iterators: Sequence[Iterator]
 
 
 def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size: int,
-                   rngs: Sequence[np.random.Generator]) -> StackedBatches:
+                   rngs: Sequence[np.random.Generator]
+                   ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
     """``stack_batches`` of each member's :func:`scratchnet.train.epochs`, gathered
     in one indexing operation per step.
 
@@ -233,8 +160,8 @@ def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size
 
     Returns
     -------
-    StackedBatches
-        Yielding ``(x, c)`` of shapes (S, B, d) and (S, B), views of the
+    iterator of (x, c)
+        Of shapes (S, B, d) and (S, B), views of the
         epoch's reordered samples (read-only use); the last partial batch of
         an epoch is kept.  ``c`` has the smallest signed integer dtype that
         holds the classes (a gather of one byte per sample is cheaper than of
@@ -263,14 +190,10 @@ def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size
         raise ValueError(f"the labels must be class indices, at least one; got dtype "
                          f"{c_all.dtype} and {c_all.size} labels")
     classes = (int(c_all.min()), int(c_all.max()))
-    # inputs of one feature may come as (n,) or (n, 1): batches are (S, B, 1)
-    features = 1 if x_all.ndim == 1 else x_all.shape[1] if x_all.ndim == 2 else -1
     c_all = c_all.astype(next(t for t in (np.int8, np.int16, np.int32, np.int64)
                               if np.iinfo(t).min <= classes[0]
                               and classes[1] <= np.iinfo(t).max), copy=False)
-    return StackedBatches(_epochs_of(x_all, c_all, n, batch_size, rngs),
-                          members=len(datasets), features=features,
-                          dtype=x_all.dtype, classes=classes)
+    return _epochs_of(x_all, c_all, n, batch_size, rngs)
 
 
 def _epochs_of(x_all: np.ndarray, c_all: np.ndarray, n: int, batch_size: int,
