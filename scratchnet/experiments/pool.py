@@ -1,4 +1,4 @@
-r"""Worker processes for many small runs: how many, and one BLAS thread each.
+r"""Worker processes for many small runs: how many, one BLAS thread each, what first.
 
 The networks of the experiments are small (matrices of a few hundred
 entries), so a run gains nothing from BLAS threads; when several runs go to
@@ -9,14 +9,11 @@ local process pools the same way: one worker per core this process may use
 (:func:`single_threaded_blas`), on Linux forked from a server process that
 has imported the library once (:func:`worker_context`).
 
-How the command line splits its networks into ensembles for those workers
-(:func:`plan_ensembles`) rests on a cost model of the engine's step
-(:func:`ensemble_seconds`): a fixed part per step of an ensemble, whatever
-its size, and a part per member proportional to its matrix products.  Two
-small ensembles pay the fixed part twice; one big one may leave a core
-idle: the split whose busiest worker finishes first wins.  Each worker then
-takes its shorter ensembles first, so the ones still training at the end,
-whose figures are drawn last, are few.
+The command line splits each recipe's members into at most one ensemble per
+worker, as few as balance the workers (:func:`plan_ensembles`), and submits
+them to a plain process pool longest first, by what the work is
+(:func:`ensemble_work`: steps x members x multiply-adds), never by seconds
+measured on one machine.
 """
 
 from __future__ import annotations
@@ -36,16 +33,8 @@ from .._validation import check_positive_int
 from ._checks import finite
 from .recipes import Recipe, get_recipe
 
-__all__ = ["BLAS_THREAD_VARIABLES", "MAC_SECONDS", "STEP_SECONDS", "cpu_count",
-           "ensemble_seconds", "makespan", "plan_ensembles", "single_threaded_blas",
-           "worker_context"]
-
-#: The cost model of a training step on the engine, measured on a 2-core
-#: x86-64 machine (1-64-64-2 networks, batch 64, Adam): about 100 µs per step
-#: of an ensemble, plus per member about 0.3 ns per multiply-add of its matrix
-#: products in float32 (90 µs for that network) and 0.7 ns in float64.
-STEP_SECONDS = 100e-6
-MAC_SECONDS = {"float32": 0.3e-9, "float64": 0.7e-9}
+__all__ = ["BLAS_THREAD_VARIABLES", "cpu_count", "ensemble_work", "makespan",
+           "plan_ensembles", "single_threaded_blas", "worker_context"]
 
 #: The environment variables that set the BLAS thread count of a new process.
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -144,44 +133,44 @@ def single_threaded_blas() -> Iterator[None]:
                 os.environ[name] = value
 
 
-def ensemble_seconds(recipe: Recipe, steps: int, members: int) -> float:
-    r"""The cost model's time to train an ensemble of ``members`` networks.
+def ensemble_work(recipe: Recipe, steps: int, members: int) -> int:
+    r"""What training an ensemble is: its multiply-adds, steps x members x per step.
 
     .. math::
 
-        T = \text{steps} \times (t_\text{step} + \text{members} \times
-            B \textstyle\sum_l (d_{l-1} + 1) d_l \times t_\text{MAC})
+        W = \text{steps} \times \text{members} \times
+            B \textstyle\sum_l (d_{l-1} + 1) d_l
 
-    with :data:`STEP_SECONDS` and :data:`MAC_SECONDS` (the ``+ 1`` is the
-    bias row of each layer's matrix).
+    (the ``+ 1`` is the bias row of each layer's matrix): the forward pass's
+    multiply-adds of one step of one network; its backward pass and update
+    are proportional to it.  A count, the same on every machine.
 
     Parameters
     ----------
-    recipe : Recipe
+    recipe : Recipe or str
     steps : int
     members : int
 
     Returns
     -------
-    float
-        Seconds (of one core of the machine the constants were measured on).
+    int
 
     Examples
     --------
-    >>> from scratchnet.experiments import ORIGINAL, ensemble_seconds
-    >>> round(ensemble_seconds(ORIGINAL, 50_000, 1), 1)  # 1-64-64-2, float32
-    9.2
+    >>> from scratchnet.experiments import ORIGINAL, ensemble_work
+    >>> ensemble_work(ORIGINAL, 50_000, 2)   # 1-64-64-2, batch 64
+    28275200000
     """
     recipe = get_recipe(recipe)
     steps = check_positive_int(steps, "steps")
     members = check_positive_int(members, "members")
     macs = recipe.batch_size * sum((a + 1) * b for a, b in zip(recipe.sizes,
                                                                 recipe.sizes[1:]))
-    return steps * (STEP_SECONDS + members * macs * MAC_SECONDS[recipe.dtype])
+    return steps * members * macs
 
 
 def makespan(costs: Sequence[float], jobs: int, *, in_order: bool = False) -> float:
-    """When the busiest of ``jobs`` workers ends.
+    """When the busiest of ``jobs`` workers ends, in the costs' own unit.
 
     Each cost goes to the worker that is free first: what a process pool
     does with work in the order it was submitted.
@@ -189,6 +178,7 @@ def makespan(costs: Sequence[float], jobs: int, *, in_order: bool = False) -> fl
     Parameters
     ----------
     costs : sequence of float
+        E.g. :func:`ensemble_work` of each job.
     jobs : int
     in_order : bool, default False
         Take the costs in the order given; by default, longest first.
@@ -206,30 +196,27 @@ def makespan(costs: Sequence[float], jobs: int, *, in_order: bool = False) -> fl
     5.0
     """
     if isinstance(costs, (str, bytes)) or not isinstance(costs, (Sequence, np.ndarray)):
-        raise TypeError(f"costs must be a sequence of seconds; got {costs!r:.40}")
+        raise TypeError(f"costs must be a sequence of numbers; got {costs!r:.40}")
     costs = [finite(c, "costs entries", low=0.0) for c in costs]
     jobs = check_positive_int(jobs, "jobs")
-    return max(_schedule(costs if in_order else sorted(costs, reverse=True), jobs)[1])
-
-
-def _schedule(costs: Sequence[float], jobs: int) -> tuple[list[int], list[float]]:
-    """The worker each cost goes to, in order, and when each worker ends."""
-    free, workers = [0.0] * jobs, []
-    for cost in costs:
-        worker = free.index(min(free))
-        workers.append(worker)
-        free[worker] += cost
-    return workers, free
+    free = [0.0] * jobs
+    for cost in (costs if in_order else sorted(costs, reverse=True)):
+        free[free.index(min(free))] += cost  # to the worker free first
+    return max(free)
 
 
 def plan_ensembles(groups: Mapping[str, Sequence[Any]], jobs: int, *,
                    steps: Optional[int] = None) -> list[tuple[str, list]]:
-    """Split each recipe's members into ensembles for ``jobs`` workers.
+    """Split each recipe's members into ensembles, and order them longest first.
 
     Every split of each recipe into 1 to ``jobs`` ensembles (members dealt
-    round-robin) is tried; the one whose busiest worker ends first under
-    :func:`ensemble_seconds` and :func:`makespan` wins, and on a tie the one
-    with fewer ensembles (each pays the fixed part of a step).
+    round-robin) is tried; the one whose busiest worker has the least work
+    wins (:func:`makespan` of :func:`ensemble_work`, the ensembles given to a
+    pool longest first), and on a tie the one with fewer ensembles, since
+    each ensemble pays a step's fixed costs once for all its members.
+    Measured on the default run (2 cores, interleaved with one ensemble per
+    recipe and worker): splitting ``covering`` too made the run about 10%
+    longer.
 
     Parameters
     ----------
@@ -242,22 +229,18 @@ def plan_ensembles(groups: Mapping[str, Sequence[Any]], jobs: int, *,
     Returns
     -------
     list of (recipe name, list of members)
-        The ensembles in the order to submit them in: dealt longest first to
-        the worker free first, then each worker's shortest first, where that
-        ends as early under :func:`makespan` (the ensembles still training at
-        the end are then the long ones, started first: fewer figures left to
-        draw when the last one ends).
+        Longest first by :func:`ensemble_work`: the order to submit them to
+        a process pool in.
 
     Examples
     --------
     The default run on 2 cores: ``original``'s three networks as 2 + 1, and
-    ``covering``'s three (10,000 steps each) in one ensemble, before the one:
+    ``covering``'s (10,000 steps each) as one ensemble:
 
     >>> from scratchnet.experiments import plan_ensembles
-    >>> plan = plan_ensembles({"original": ["a", "b", "c"],
-    ...                        "covering": ["a", "b", "c"]}, jobs=2)
-    >>> [(recipe, members) for recipe, members in plan]
-    [('original', ['a', 'c']), ('covering', ['a', 'b', 'c']), ('original', ['b'])]
+    >>> plan_ensembles({"original": ["a", "b", "c"],
+    ...                 "covering": ["a", "b", "c"]}, jobs=2)
+    [('original', ['a', 'c']), ('original', ['b']), ('covering', ['a', 'b', 'c'])]
     """
     if not isinstance(groups, Mapping):
         raise TypeError("groups must map recipe names to their members; got "
@@ -265,32 +248,17 @@ def plan_ensembles(groups: Mapping[str, Sequence[Any]], jobs: int, *,
     jobs = check_positive_int(jobs, "jobs")
     if steps is not None:
         steps = check_positive_int(steps, "steps")
-    recipes = {name: get_recipe(name) for name in groups}
 
-    def cost(unit: tuple[str, list]) -> float:
-        recipe = recipes[unit[0]]
-        return ensemble_seconds(recipe, steps or recipe.steps, len(unit[1]))
+    def work(unit: tuple[str, list]) -> int:
+        recipe = get_recipe(unit[0])
+        return ensemble_work(recipe, steps or recipe.steps, max(1, len(unit[1])))
 
     best: tuple = ()
-    for parts in itertools.product(*(range(1, min(jobs, len(m)) + 1)
+    for parts in itertools.product(*(range(1, max(1, min(jobs, len(m))) + 1)
                                      for m in groups.values())):
         units = [(name, list(groups[name][i::k]))
                  for name, k in zip(groups, parts) for i in range(k)]
-        key = (round(makespan([cost(u) for u in units], jobs), 6), len(units))
+        key = (makespan([work(u) for u in units], jobs), len(units))
         if not best or key < best[0]:
             best = (key, units)
-    units = sorted(best[1], key=cost, reverse=True)
-    costs = [cost(u) for u in units]
-    workers, _ = _schedule(costs, jobs)
-    # each worker's queue, shortest first; submitted in the order of their starts
-    starts, queues = [], [sorted((i for i, w in enumerate(workers) if w == k),
-                                 key=lambda i: costs[i]) for k in range(jobs)]
-    for queue in queues:
-        start = 0.0
-        for i in queue:
-            starts.append((start, len(starts), i))
-            start += costs[i]
-    order = [i for _, _, i in sorted(starts)]
-    if makespan([costs[i] for i in order], jobs, in_order=True) <= best[0][0]:
-        return [units[i] for i in order]
-    return units
+    return sorted(best[1], key=work, reverse=True)  # stable: ties keep their order
