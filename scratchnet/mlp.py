@@ -200,14 +200,6 @@ class MLP:
     def __repr__(self) -> str:
         return f"MLP({list(self.sizes)}, {self._repr_options()})"
 
-    # Kept only for fast/mlp.py, which calls them until it imports check_inputs
-    # and check_dlogits itself (issue 23); the chapters call those directly.
-    def _check_x(self, x: Any) -> np.ndarray:
-        return check_inputs(x, self.sizes[0], self.dtype)
-
-    def _check_dlogits(self, dlogits: Any) -> np.ndarray:
-        return check_dlogits(dlogits, self._logits_shape, self.dtype)
-
     def forward(self, x: Any) -> np.ndarray:
         r"""Logits :math:`f(x)` for a batch, keeping the caches ``backward`` needs.
 

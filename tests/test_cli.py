@@ -143,18 +143,17 @@ def test_module_entry_point():
     assert "unknown task 'bogus'" in done.stderr
 
 
-def test_the_work_is_split_by_the_cost_model():
-    """The default run on 2 cores: original as 2 + 1 networks, covering as one
-    ensemble of 3 before the single network (each worker's shorter work first,
-    so few figures are left to draw when the last ensemble ends); every member
+def test_the_work_is_split_to_balance_the_workers_longest_first():
+    """Each recipe's members in at most one ensemble per worker, as few as
+    balance the workers' multiply-adds, submitted longest first; every member
     exactly once."""
     from scratchnet.__main__ import DEFAULT_RECIPES, DEFAULT_TASKS, _units, build_parser
 
     pairs = [(t, r) for t in DEFAULT_TASKS for r in DEFAULT_RECIPES]
-    for argv, jobs, want in (([], 2, [("original", 2), ("covering", 3), ("original", 1)]),
-                             ([], 1, [("covering", 3), ("original", 3)]),
-                             (["--seeds", "12"], 2, [("covering", 18), ("covering", 18),
-                                                    ("original", 18), ("original", 18)])):
+    for argv, jobs, want in (([], 2, [("original", 2), ("original", 1), ("covering", 3)]),
+                             ([], 1, [("original", 3), ("covering", 3)]),
+                             (["--seeds", "12"], 2, [("original", 18), ("original", 18),
+                                                    ("covering", 18), ("covering", 18)])):
         args = build_parser().parse_args(argv)
         units = _units(pairs, args, jobs)
         assert [(recipe, len(members)) for recipe, members in units] == want
@@ -170,28 +169,15 @@ def test_training_workers_start_without_matplotlib():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_each_worker_takes_its_shorter_ensembles_first():
-    """The submission order keeps the longest-first split's makespan, and each
-    worker's last ensemble (the one whose figures are drawn at the end) is its
-    longest: independent of plan_ensembles, by simulating a pool."""
-    from scratchnet.experiments import (
-        ensemble_seconds,
-        get_recipe,
-        makespan,
-        plan_ensembles,
-    )
+def test_the_ensembles_go_longest_first_by_their_work():
+    """plan_ensembles orders by steps x members x multiply-adds, not by seconds."""
+    from scratchnet.experiments import ensemble_work, get_recipe, plan_ensembles
 
     groups = {"original": list("abc"), "textbook": list("abcde"), "covering": list("ab")}
     for jobs in (2, 3):
         units = plan_ensembles(groups, jobs)
-        costs = [ensemble_seconds(get_recipe(r), get_recipe(r).steps, len(m))
-                 for r, m in units]
-        assert makespan(costs, jobs, in_order=True) <= makespan(costs, jobs) + 1e-9
-        free, queues = [0.0] * jobs, [[] for _ in range(jobs)]
-        for cost in costs:  # a pool: the next unit to the worker free first
-            k = free.index(min(free))
-            free[k] += cost
-            queues[k].append(cost)
-        assert all(queue[-1] == max(queue) for queue in queues)
+        work = [ensemble_work(get_recipe(r), get_recipe(r).steps, len(m)) for r, m in units]
+        assert work == sorted(work, reverse=True)
+        assert all(sum(r == name for r, _ in units) <= jobs for name in groups)
         assert sorted(m for _, members in units for m in members) == sorted(
             m for members in groups.values() for m in members)

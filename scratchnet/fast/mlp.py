@@ -46,6 +46,7 @@ from typing import Any, Dict, Iterator, Sequence, Tuple
 import numpy as np
 
 from .. import mlp
+from .._network_checks import check_dlogits, check_inputs
 from .._validation import as_class_indices
 from ..objectives import get_loss
 from .kernels import (
@@ -334,7 +335,7 @@ class MLP(mlp.MLP):
         >>> sn.fast.MLP([2, 3, 4], rng=0).forward(np.zeros((5, 2))).shape
         (5, 4)
         """
-        x = self._check_x(x)
+        x = check_inputs(x, self.sizes[0], self.dtype)
         return self._forward(x, self._buffers(len(x))).copy()
 
     def backward(self, dlogits: Any) -> FlatParams:
@@ -356,7 +357,7 @@ class MLP(mlp.MLP):
         >>> model.backward(np.ones((5, 4)))["b2"]
         array([5., 5., 5., 5.])
         """
-        return self._backward(self._check_dlogits(dlogits))
+        return self._backward(check_dlogits(dlogits, self._logits_shape, self.dtype))
 
     def loss_and_grads(self, x: Any, targets: Any, *, loss: Any = None
                        ) -> Tuple[float, FlatParams]:
@@ -388,14 +389,15 @@ class MLP(mlp.MLP):
         loss = self.loss if loss is None else get_loss(loss, outputs=self.sizes[-1])
         if self._overridden():  # the subclass's own forward and backward
             return mlp.MLP.loss_and_grads(self, x, targets, loss=loss)
-        x = self._check_x(x)
+        x = check_inputs(x, self.sizes[0], self.dtype)
         work = self._buffers(len(x))
         logits = self._forward(x, work)
         t = np.asarray(targets)
         if not (fused_cross_entropy(loss, logits.shape[1]) and t.ndim == 1 and t.size
                 and np.issubdtype(t.dtype, np.integer) and t.min() >= 0):
             value, dlogits = loss.loss_and_grad(logits, targets)  # the chapter's
-            return float(value), self._backward(self._check_dlogits(dlogits))
+            dlogits = check_dlogits(dlogits, self._logits_shape, self.dtype)
+            return float(value), self._backward(dlogits)
         if t.shape != (len(x),):
             raise ValueError(f"targets must hold one class index per row of x, shape "
                              f"({len(x)},); got shape {t.shape}")
@@ -418,7 +420,7 @@ class MLP(mlp.MLP):
                 return mlp.MLP._predict_logits(self, x)
             finally:
                 self._work, self._cache, self._logits_shape, self._x = kept
-        x = self._check_x(x)
+        x = check_inputs(x, self.sizes[0], self.dtype)
         if len(x) <= PREDICT_ROWS:
             return self._forward(x, None)
         logits = np.empty((len(x), self.sizes[-1]), self.dtype)
