@@ -1,5 +1,7 @@
 """Helpers shared by several test files (not tests themselves)."""
 
+import ast
+
 import numpy as np
 
 # The modules in reading order: each may import only those before it.  A module
@@ -112,3 +114,22 @@ def classification_data(n=5, m=4, seed=0):
     probs = rng.dirichlet(np.ones(m), size=n)
     weight = rng.uniform(0.2, 2.0, size=m)
     return logits, targets, probs, weight
+
+
+def code_lines(source: str) -> int:
+    """Lines that are not blank, not comments and not in a docstring.
+
+    Docstrings are those of the module, of classes and of functions, found in
+    the syntax tree (a string statement elsewhere is code).
+    """
+    docstring_lines = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                             ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                docstring_lines.update(range(first.lineno, first.end_lineno + 1))
+    return sum(1 for i, line in enumerate(source.splitlines(), 1)
+               if line.strip() and not line.strip().startswith("#")
+               and i not in docstring_lines)

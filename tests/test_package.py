@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import CHAPTERS
+from _support import CHAPTERS, code_lines
 
 import scratchnet as sn
 
@@ -203,25 +203,6 @@ NOT_CHAPTERS = ("plotting", "experiments", "fast", "__main__")
 BEING_SPLIT: set = set()
 
 
-def _code_lines(source: str) -> int:
-    """Lines that are not blank, not comments and not in a docstring.
-
-    Docstrings are those of the module, of classes and of functions, found in
-    the syntax tree (a string statement elsewhere is code).
-    """
-    docstring_lines = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
-                             ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                    and isinstance(first.value.value, str)):
-                docstring_lines.update(range(first.lineno, first.end_lineno + 1))
-    return sum(1 for i, line in enumerate(source.splitlines(), 1)
-               if line.strip() and not line.strip().startswith("#")
-               and i not in docstring_lines)
-
-
 def test_code_lines_skip_docstrings_comments_and_blank_lines():
     lines = [
         '"""Module docstring,',           # 1-3: docstring
@@ -239,7 +220,7 @@ def test_code_lines_skip_docstrings_comments_and_blank_lines():
         "        not a docstring'''",
         "        return s",               # 14: code
     ]
-    assert _code_lines("\n".join(lines)) == 6
+    assert code_lines("\n".join(lines)) == 6
 
 
 def _size_param(name: str, label: str):
@@ -259,7 +240,7 @@ def test_no_module_is_longer_than_500_lines(module):
 @pytest.mark.parametrize("module", [
     _size_param(m, m) for m in ORDER if m.split(".")[0] not in NOT_CHAPTERS])
 def test_chapter_has_at_most_250_lines_of_code(module):
-    lines = _code_lines(_module_path(module).read_text())
+    lines = code_lines(_module_path(module).read_text())
     assert lines <= MAX_CODE_LINES, f"{module}: {lines} lines of code"
 
 

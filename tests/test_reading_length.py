@@ -20,6 +20,7 @@ import sys
 import textwrap
 
 import pytest
+from _support import code_lines
 
 MAX_READING_LINES = 80
 
@@ -44,18 +45,7 @@ FUNCTIONS = [
 def code_lines_of(func) -> int:
     """Code lines of one function: not blank, not comments, not docstrings."""
     lines, _ = inspect.getsourcelines(func)
-    source = textwrap.dedent("".join(lines))
-    docstring_lines = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef,
-                             ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                    and isinstance(first.value.value, str)):
-                docstring_lines.update(range(first.lineno, first.end_lineno + 1))
-    return sum(1 for i, line in enumerate(source.splitlines(), 1)
-               if line.strip() and not line.strip().startswith("#")
-               and i not in docstring_lines)
+    return code_lines(textwrap.dedent("".join(lines)))
 
 
 def _is_validation(func) -> bool:
