@@ -352,6 +352,8 @@ def train(
     rng = as_generator(rng)
     snaps = _snapshots(snapshot_steps, steps)
     loss = keep_loss(model, loss)
+    if loss is not None and getattr(model, "loss", None) is loss:
+        loss = None  # recorded on the model: every step reads it there
     _check_outputs(model, data if hasattr(data, "sample") else None,
                    getattr(model, "loss", None) if loss is None else loss)
     batches, data_task = batches_of(data, model, batch_size, rng)
