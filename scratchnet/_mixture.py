@@ -1,15 +1,14 @@
-r"""Private machinery behind :mod:`scratchnet.gaussian`: parameters and log joint.
+r"""Private machinery behind :mod:`scratchnet.gaussian`: checks and scaling.
 
-Nothing here is new mathematics; it is the plumbing that keeps Bayes' rule
-for a mixture of normals exact where the densities themselves underflow:
+Nothing here is new mathematics:
 
-* **Log-joint differences in the far tails**: :math:`\log P(x, c) - \log P(x, r)`
-  as a product of two factors linear in :math:`x`, formed on :math:`x`
-  scaled by a power of two, exact where the squares themselves overflow,
-  computed a block of inputs at a time, so that memory stays
-  :math:`O(nMD)` with a small constant.
 * **Checks** of the parameters and inputs of a mixture of normals, whose
-  messages are part of :class:`~scratchnet.gaussian.GaussianClasses`'s contract.
+  messages are part of :class:`~scratchnet.gaussian.GaussianClasses`'s contract,
+  and of the range where its log posterior is resolved in float64
+  (:func:`check_resolved`).
+* **Scaling by a power of two** (:func:`pow2_scale`), which keeps the closed
+  form :func:`~scratchnet.gaussian.two_gaussian_posterior` exact where the
+  squares of its inputs would overflow.
 """
 
 from __future__ import annotations
@@ -21,11 +20,14 @@ import numpy as np
 
 from ._validation import as_float_array, at_index, check_scalar
 
-_BLOCK = 2**20   # entries (inputs x classes x D) of one block's temporaries
-_MAX_COEF = 2.0**1000   # |L^-1| and |L^-1 mu| above this would overflow the factors
+_MAX_COEF = 2.0**1000   # |L^-1| and |L^-1 mu| above this would overflow
+#: The least log P(x) at which the log posterior is computed: there the rounding
+#: of each log P(x, c), 2.2e-16 times its size, is about 2e-6; below, it grows
+#: until it swamps the differences between the classes.
+MIN_LOG_EVIDENCE = -1e10
 
 
-# -- log P(x, c) - log P(x, r), exact in the far tails ---------------------------
+# -- scaling, and the range of the log posterior ----------------------------------
 
 
 def pow2_scale(x: np.ndarray) -> np.ndarray:
@@ -39,97 +41,42 @@ def pow2_scale(x: np.ndarray) -> np.ndarray:
     return np.ldexp(1.0, np.minimum(exponent, 1023))   # 2**1024 would overflow
 
 
-def log_joint_minus_best(x: np.ndarray, l_inv: np.ndarray, l_inv_mu: np.ndarray,
-                          log_const: np.ndarray) -> tuple:
-    r"""log P(x, c) - log P(x, r), r the most probable class at each x: (n, M), and r.
+def check_resolved(log_evidence: np.ndarray, x: Any) -> None:
+    r"""Refuse inputs whose log joints are too large for float64 to tell apart.
 
-    For M Gaussian classes, ``log P(x, c) = -|w_c|^2 / 2 + log_const_c`` with
-    w_c = L_c^{-1} x - L_c^{-1} mu_c (``l_inv`` (M, D, D), ``l_inv_mu`` (M, D)).
-    Returns the differences, all <= 0 and exactly 0 at r, and r (n,) as
-    intp.  Bayes' rule is
-    unchanged by subtracting log P(x, r) from every log joint, so
-    :meth:`~scratchnet.gaussian.GaussianClasses.log_posterior` takes these as
-    its log joints.  Pinned by ``test_posterior_far_away_is_exact_and_silent``,
-    ``test_posterior_far_away_in_two_dimensions`` and
-    ``test_coinciding_classes_keep_their_priors_everywhere`` (tests/test_gaussian.py).
+    :meth:`~scratchnet.gaussian.GaussianClasses.log_posterior` subtracts
+    :math:`\log P(x)` from each :math:`\log P(x, c)`; each carries a rounding
+    error of about :math:`2.2 \cdot 10^{-16}` times its size, so where
+    :math:`\log P(x) < -10^{10}` (about :math:`1.4 \cdot 10^5` standard
+    deviations from every class) the error would pass :math:`2 \cdot 10^{-6}`,
+    and far beyond (:math:`10^{16}` standard deviations) it is larger than the
+    differences between the classes: a posterior that does not sum to 1.
+    Such inputs get a ValueError naming the first of them, rather than that
+    (``tests/test_gaussian.py::test_inputs_too_far_for_float64_are_refused``).
 
-    Why not subtract two log joints?  Far from the means both are huge
-    (about -x^2/2) and nearly equal, so the subtraction cancels: a
-    difference of order x loses half its digits at x = 1e8 and all of them
-    at 1e16, and past ``|x| = 1e154`` the squares overflow and the difference is
-    inf - inf = NaN.  Instead the
-    difference of the two squared distances is factored into two terms
-    linear in x::
+    Parameters
+    ----------
+    log_evidence : ndarray, shape (n,)
+        :math:`\log P(x)` of the rows of ``x``.
+    x : array_like
+        The inputs, for the message.
 
-        |w_c|^2 - |w_r|^2 = (w_c - w_r) . (w_c + w_r)
-
-    with the coefficients differenced first (for equal covariances the first
-    factor is then exactly a constant).  Both factors are formed on x / s,
-    s a power of two (an exact scaling), and the product is scaled back by
-    s * s at the end, so nothing overflows on the way.  The factors take
-    (rows, M, D) memory, so the rows go ``_BLOCK / (M D)`` at a time.
-
-    r is found by climbing: start from a cheap guess (the best class if the
-    classes were isotropic, from Euclidean distances), move to the class
-    with the largest difference, and repeat while one is positive.  Each
-    step moves to a more probable class, so there are at most M - 1; none
-    for isotropic classes, more only in near-ties or where differences
-    overflowed to +inf.
+    Returns
+    -------
+    None
     """
-    m, d = l_inv_mu.shape
-    out, ref = np.empty((len(x), m)), np.zeros(len(x), dtype=np.intp)
-    mu = np.linalg.solve(l_inv, l_inv_mu[..., None])[..., 0]          # (M, D)
-    precision = np.einsum("mij,mij->m", l_inv, l_inv) / d       # isotropic guess
-    step = max(1, _BLOCK // (m * d))
-    for start in range(0, len(x), step):
-        rows = slice(start, start + step)
-        s = pow2_scale(x[rows])
-        y = x[rows] / s[:, None]
-        best, delta = ref[rows], out[rows]           # views: filled in place
-        with np.errstate(all="ignore"):   # only a guess: overflow or NaN is harmless
-            dist = (x[rows] ** 2).sum(axis=1)[:, None] - 2 * x[rows] @ mu.T
-            best[:] = (log_const - 0.5 * precision * (dist + (mu**2).sum(axis=1))
-                       ).argmax(axis=1)
-        delta[:] = _log_joint_minus(best, y, s, l_inv, l_inv_mu, log_const)
-        for _ in range(m):
-            climb = np.flatnonzero(delta.max(axis=1) > 0)
-            if climb.size == 0:
-                break
-            best[climb] = delta[climb].argmax(axis=1)
-            delta[climb] = _log_joint_minus(best[climb], y[climb], s[climb],
-                                            l_inv, l_inv_mu, log_const)
-    return out, ref
-
-
-def _log_joint_minus(ref: np.ndarray, y: np.ndarray, s: np.ndarray, a: np.ndarray,
-                     b: np.ndarray, log_const: np.ndarray) -> np.ndarray:
-    """log P(x, c) - log P(x, ref) at x = y * s, by the factored form above.
-
-    The rows are grouped by their reference class r.  For each group both
-    factors of every class c, (a_c -+ a_r) y - (b_c -+ b_r) / s, come from
-    one matrix product: rows (y, 1/s) times the differenced coefficients
-    stacked as (M D, D + 1).
-    """
-    (n, d), m = y.shape, len(log_const)
-    out = np.empty((n, m))
-    by_ref = np.argsort(ref, kind="stable")                  # the groups, one run each
-    ends = np.searchsorted(ref[by_ref], np.arange(m + 1))
-    ys = np.concatenate([y, 1.0 / s[:, None]], axis=1)            # (n, D + 1)
-    with np.errstate(over="ignore", invalid="ignore"):
-        for r in np.flatnonzero(np.diff(ends)):
-            rows = by_ref[ends[r]:ends[r + 1]]
-            diff, total = ((ys[rows] @ _stacked(a - sign * a[r], b - sign * b[r])
-                            ).reshape(-1, m, d) for sign in (1.0, -1.0))  # (rows, M, D)
-            delta = np.einsum("nci,nci->nc", diff, total) * s[rows, None]
-            delta *= -0.5 * s[rows, None]
-            out[rows] = delta + (log_const - log_const[r])
-    return out
-
-
-def _stacked(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Coefficients a (M, D, D), b (M, D) as (D + 1, M D): (y, 1/s) @ it = a y - b/s."""
-    m, d = b.shape
-    return np.concatenate([a, -b[..., None]], axis=2).reshape(m * d, d + 1).T
+    far = ~(log_evidence >= MIN_LOG_EVIDENCE)
+    if far.any():
+        i = int(np.argmax(far))
+        row = np.asarray(x, dtype=np.float64).reshape(len(log_evidence), -1)[i]
+        shown = ", ".join(f"{v:g}" for v in row[:4]) + (", ..." if row.size > 4 else "")
+        shown = shown if row.size == 1 else f"[{shown}]"
+        raise ValueError(
+            f"x[{i}] = {shown} is too far from every class for float64: log P(x) = "
+            f"{log_evidence[i]:.3g} (below {MIN_LOG_EVIDENCE:g}, about 1.4e5 standard "
+            "deviations from every mean), where rounding swamps the differences "
+            "between the classes' log joints; for two one-dimensional classes, "
+            "sn.two_gaussian_posterior is exact at any distance")
 
 
 # -- the parameters of a mixture of normals ------------------------------------------
@@ -216,8 +163,8 @@ def _cholesky(cov: np.ndarray, m: int, d: int, name: str) -> np.ndarray:
 def _check_resolvable(chol: np.ndarray, mu: np.ndarray, name: str) -> None:
     """Check L_c^{-1} and L_c^{-1} mu_c stay below 2**1000 (about 1e301).
 
-    The factored log-joint differences are formed from these coefficients;
-    beyond 2**1000 their sums would overflow and the posterior be NaN.
+    The Mahalanobis distances are formed from these coefficients; beyond
+    2**1000 they would overflow at every input.
     """
     with np.errstate(over="ignore"):
         l_inv = np.linalg.inv(chol)

@@ -145,6 +145,16 @@ def test_the_count_follows_calls_and_skips_validation():
     assert len(path) >= 2  # nll_loss calls at least one helper
 
 
+def test_the_log_posterior_is_bayes_rule_in_its_own_methods():
+    # log P(c|x) = log P(x, c) - log P(x): the body calls the two methods
+    # beside it, and nothing else of scratchnet but the range check.
+    from scratchnet.gaussian import GaussianClasses
+    called = {f.__name__ for f in callees(GaussianClasses.log_posterior)}
+    assert called == {"log_joint", "log_evidence"}
+    source = inspect.getsource(GaussianClasses.log_posterior)
+    assert "check_resolved(" in source and "log_joint_minus" not in source
+
+
 if __name__ == "__main__":  # print the numbers: python tests/test_reading_length.py
     for module, qualname in FUNCTIONS:
         path = reading(_function(module, qualname))
