@@ -397,8 +397,7 @@ class MLP(mlp.MLP):
         loss : Loss
             A loss object; fused as in :meth:`loss_and_grads`.
         grads, losses : ndarray
-            Written: the gradient vector (``params.flat``'s shape and dtype)
-            and the loss, into ``losses[0]`` (e.g. a float64 array (1,)).
+            Written: the gradients, shaped as ``params.flat``, and ``losses[0]``.
 
         Returns
         -------
