@@ -7,7 +7,7 @@ Usage::
 
 Trains ``sn.fast.Ensemble`` on the ``original`` recipe's setting (1-64-64-2,
 float32, PyTorch's initialisation, Adam 1e-3, batch 64, epochs of a fixed
-sample of 100,000 per member, through ``sn.fast.train_ensemble``, one BLAS
+sample of 100,000 per member, through ``sn.fast.train``, one BLAS
 thread) for ``--steps`` steps at each member count, ``--rounds`` times, the
 counts taking turns so that they share any background load, and prints the
 median process CPU time per step, per member-step, and the least-squares
@@ -40,9 +40,9 @@ def seconds_per_step(members: int, steps: int) -> float:
     batches = sn.fast.stacked_epochs([(x.astype(np.float32), c) for x, c in data], 64,
                                      rngs)
     opt = sn.fast.Adam(ens.params, 1e-3)
-    sn.fast.train_ensemble(ens, batches, steps=50, optimizer=opt)  # warm-up
+    sn.fast.train(ens, batches, steps=50, optimizer=opt)  # warm-up
     start = time.process_time()
-    sn.fast.train_ensemble(ens, batches, steps=steps, optimizer=opt)
+    sn.fast.train(ens, batches, steps=steps, optimizer=opt)
     return (time.process_time() - start) / steps
 
 

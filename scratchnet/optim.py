@@ -195,7 +195,7 @@ class Optimizer:
         check_finite : bool, default True
             Raise FloatingPointError, before any array changes, if a gradient
             is not finite.  A training loop that has just checked them (the
-            engine's, :func:`scratchnet.fast.train_ensemble`) passes False.
+            engine's, :func:`scratchnet.fast.train`) passes False.
 
         Returns
         -------

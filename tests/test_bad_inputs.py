@@ -481,10 +481,29 @@ bad("fast.stacked_stream[batch_size 0]",
     "batch_size")
 bad("fast.stack_batches[empty]", lambda: next(fast.stack_batches([])), ValueError,
     "iterators")
-bad("fast.train_ensemble[steps 0]",
-    lambda: fast.train_ensemble(ENS, iter(()), steps=0, optimizer=sn.SGD(ENS.params,
-                                                                          0.1)),
+bad("fast.train[steps 0]",
+    lambda: fast.train(ENS, iter(()), steps=0, optimizer=sn.SGD(ENS.params, 0.1)),
     ValueError, "steps")
+FAST_MLP = fast.MLP([1, 4, 2], rng=0)
+bad("fast.train[model]",
+    lambda: fast.train(_model(), iter(()), steps=1, optimizer=sn.SGD(_model().params,
+                                                                     0.1)),
+    TypeError, r"^model must be a scratchnet\.fast\.MLP .* got scratchnet\.mlp\.MLP")
+bad("fast.train[fast.MLP steps 0]",
+    lambda: fast.train(FAST_MLP, iter(()), steps=0,
+                       optimizer=sn.SGD(FAST_MLP.params, 0.1)),
+    ValueError, "steps")
+bad("fast.train[fast.MLP x shape]",
+    lambda: fast.train(FAST_MLP, iter([(np.zeros((3, 2)), np.zeros(3, int))]), steps=1,
+                       optimizer=sn.SGD(FAST_MLP.params, 0.1)),
+    ValueError, r"^x must have shape \(N, 1\)")
+bad("fast.train[fast.MLP targets]",
+    lambda: fast.train(FAST_MLP, iter([(np.zeros(3), np.array([0, 1, 2]))]), steps=1,
+                       optimizer=sn.SGD(FAST_MLP.params, 0.1)),
+    ValueError, r"^targets must be integers in \[0, 2\)")
+bad("fast.MLP.check_batch[x NaN]",
+    lambda: FAST_MLP.check_batch(np.array([0.0, NAN]), [0, 1]), ValueError,
+    "^x must not contain NaN")
 
 # --- optimisers and schedules ---------------------------------------------------------
 P = {"w": np.zeros(2)}

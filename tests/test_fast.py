@@ -147,7 +147,7 @@ def test_ensemble_members_equal_networks_trained_alone(optimizer, lr, dtype):
     batches = sn.fast.stack_batches([epochs(x.astype(dtype), c, 64, np.random.default_rng(200 + s))
                                      for s, (x, c) in enumerate(data)])
     opt = sn.Adam(ens.params, lr=lr) if optimizer == "adam" else sn.SGD(ens.params, lr=lr)
-    losses = sn.fast.train_ensemble(ens, batches, steps=1000, optimizer=opt)
+    losses = sn.fast.train(ens, batches, steps=1000, optimizer=opt)
     tol = 1e-10 if dtype == np.float64 else 1e-5
     for s in range(S):
         alone = sn.MLP(sizes, rng=s, init="torch", dtype=dtype)  # the reference chapters
@@ -173,7 +173,7 @@ def test_ensemble_of_several_inputs_and_classes_equals_networks_trained_alone(ac
     ens = sn.fast.Ensemble(sizes, rngs=[10 + s for s in range(S)], activation=activation)
     batches = sn.fast.stack_batches([epochs(x, c, 32, np.random.default_rng(20 + s))
                                      for s, (x, c) in enumerate(data)])
-    losses = sn.fast.train_ensemble(ens, batches, steps=steps,
+    losses = sn.fast.train(ens, batches, steps=steps,
                                     optimizer=sn.fast.Adam(ens.params, lr=1e-2))
     for s in range(S):
         alone = sn.MLP(sizes, rng=10 + s, activation=activation)
@@ -235,7 +235,7 @@ def test_non_finite_gradients_stop_training_naming_the_parameter_and_member():
     with pytest.warns(RuntimeWarning, match="invalid value"), \
             pytest.raises(FloatingPointError, match=r"the gradient of W1 is not finite at step 3 "
                                                     r"\(member 1: \d+ entries\)"):
-        sn.fast.train_ensemble(ens, batches, steps=3, optimizer=opt)  # the model's warning shows
+        sn.fast.train(ens, batches, steps=3, optimizer=opt)  # the model's warning shows
     assert np.isfinite(ens.params.flat).all() and opt.steps == 2  # not updated
     # large but finite gradients whose squares overflow pass (one by one)
     huge = sn.fast.StackedParams(np.full_like(ens.params.flat, 1e300), ens.layout)
@@ -302,7 +302,7 @@ def test_ensemble_members_trained_with_a_loss_equal_networks_trained_alone(loss,
     batches = sn.fast.stacked_stream([task] * S, 32, [np.random.default_rng(50 + s)
                                                       for s in range(S)])
     opt = sn.Adam(ens.params, lr=lr) if optimizer == "adam" else sn.SGD(ens.params, lr=lr)
-    losses = sn.fast.train_ensemble(ens, batches, steps=steps, optimizer=opt, loss=loss)
+    losses = sn.fast.train(ens, batches, steps=steps, optimizer=opt, loss=loss)
     x = np.linspace(-4, 7, 9)
     for s in range(S):
         for alone in (sn.MLP(sizes, rng=s), sn.fast.MLP(sizes, rng=s)):
@@ -391,12 +391,12 @@ def test_every_batch_is_checked_at_every_step():
     ens = sn.fast.Ensemble([1, 4, 2], rngs=[0, 1], dtype=np.float32)
     data = [(np.linspace(-1, 1, 8)[:, None], np.arange(8) % 2)] * 2
     rngs = [np.random.default_rng(s) for s in (0, 1)]
-    losses = sn.fast.train_ensemble(ens, sn.fast.stacked_epochs(data, 4, rngs), steps=3,
+    losses = sn.fast.train(ens, sn.fast.stacked_epochs(data, 4, rngs), steps=3,
                                     optimizer=sn.fast.Adam(ens.params))
     assert losses.shape == (3, 2) and ens.params.flat.dtype == np.float32
     bad = iter([(np.zeros((2, 4, 1)), np.full((2, 4), 2))])
     with pytest.raises(ValueError, match=r"targets must be class indices in \[0, 2\)"):
-        sn.fast.train_ensemble(ens, bad, steps=1, optimizer=sn.fast.Adam(ens.params))
+        sn.fast.train(ens, bad, steps=1, optimizer=sn.fast.Adam(ens.params))
 
 
 def test_a_non_finite_loss_is_reported_with_its_step():
@@ -408,7 +408,7 @@ def test_a_non_finite_loss_is_reported_with_its_step():
     x = np.ones((1, 4, 1), np.float32)
     batches = iter([(x * 1e-30, np.zeros((1, 4), int))] * 5 + [(x, np.zeros((1, 4), int))] * 5)
     with pytest.raises(FloatingPointError, match=r"loss became non-finite at step 6:"):
-        sn.fast.train_ensemble(ens, batches, steps=10, optimizer=sn.SGD(ens.params, lr=0.0),
+        sn.fast.train(ens, batches, steps=10, optimizer=sn.SGD(ens.params, lr=0.0),
                                loss="mse")
 
 

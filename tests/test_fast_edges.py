@@ -257,7 +257,7 @@ def test_an_overflow_in_the_users_model_is_not_silenced():
     with warnings.catch_warnings(record=True) as caught, \
             pytest.raises(FloatingPointError, match="not finite at step 2"):
         warnings.simplefilter("always")
-        fast.train_ensemble(ens, batches, steps=5, optimizer=sn.SGD(ens.params, lr=1e300))
+        fast.train(ens, batches, steps=5, optimizer=sn.SGD(ens.params, lr=1e300))
     messages = [str(w.message) for w in caught if w.category is RuntimeWarning]
     assert "overflow encountered in matmul" in messages
 
@@ -268,7 +268,7 @@ def test_the_engines_finite_check_raises_no_warning():
     ens = fast.Ensemble([1, 2], rngs=[0, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        losses = fast.train_ensemble(ens, _huge_batches(1e155), steps=3,
+        losses = fast.train(ens, _huge_batches(1e155), steps=3,
                                      optimizer=sn.SGD(ens.params, lr=0.0))
         _, grads = ens.loss_and_grads(np.full((2, 8, 1), 1e155), np.zeros((2, 8), int))
     assert np.isfinite(losses).all() and np.isfinite(grads.flat).all()

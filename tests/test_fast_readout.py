@@ -83,7 +83,7 @@ def test_networks_trained_with_a_loss_read_their_outputs_through_it(loss, readou
 
     ens = fast.Ensemble(sizes, rngs=list(range(S)), init="torch")
     batches = fast.stacked_stream(tasks, 32, [np.random.default_rng(s) for s in range(S)])
-    fast.train_ensemble(ens, batches, steps=200, optimizer=sn.SGD(ens.params, lr=0.1),
+    fast.train(ens, batches, steps=200, optimizer=sn.SGD(ens.params, lr=0.1),
                         loss=loss)
     assert type(ens.loss) is type(sn.objectives.get_loss(loss))
     probs, outputs = ens.predict_proba(X), ens.forward(X)

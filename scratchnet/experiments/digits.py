@@ -262,8 +262,8 @@ def semi_synthetic_unit(params: tuple, n: int, settings: DigitsSettings) -> dict
         log_q = ens.predict_log_proba(x_eval)                  # (S, N, M)
         kl.append((p * (log_p - log_q)).sum(axis=-1).mean(axis=-1))
 
-    fast.train_ensemble(ensemble, batches, steps=settings.steps, optimizer=optimizer,
-                        snapshot_steps=snaps, on_snapshot=measure)
+    fast.train(ensemble, batches, steps=settings.steps, optimizer=optimizer,
+               snapshot_steps=snaps, on_snapshot=measure)
     predicted = ensemble.forward(x_eval).argmax(axis=-1)
     return {"n": n, "steps": np.array(snaps), "kl": np.array(kl),
             "accuracy": (predicted == c_eval).mean(axis=-1),
@@ -306,8 +306,8 @@ def real_unit(digits: Splits, settings: DigitsSettings) -> dict:
         ece.append([expected_calibration_error(np.exp(lq), c) for lq in log_q])
         accuracy.append((log_q.argmax(axis=-1) == c).mean(axis=-1))
 
-    fast.train_ensemble(ensemble, batches, steps=settings.steps, optimizer=optimizer,
-                        snapshot_steps=snaps, on_snapshot=measure)
+    fast.train(ensemble, batches, steps=settings.steps, optimizer=optimizer,
+               snapshot_steps=snaps, on_snapshot=measure)
     return {"steps": np.array(snaps), "nll": np.array(nll), "ece": np.array(ece),
             "accuracy": np.array(accuracy),
             "val_logits": ensemble.forward(digits.validation.x),

@@ -54,8 +54,9 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from .. import fast
 from .._validation import check_positive_int, check_scalar
-from ..fast import Adam, Ensemble, stacked_epochs, stacked_stream, train_ensemble
+from ..fast import Adam, Ensemble, stacked_epochs, stacked_stream
 from ..gaussian import GaussianClasses
 from ..history import History
 from ..information import entropy
@@ -416,10 +417,10 @@ def run_group(
     optimizer = (Adam(ensemble.params, first) if recipe.optimizer == "adam"
                  else SGD(ensemble.params, first, momentum=recipe.momentum))
     start = time.perf_counter()
-    losses = train_ensemble(ensemble, batches, steps=steps,
-                            optimizer=optimizer, lr=lr if callable(lr) else None,
-                            snapshot_steps=snapshots, on_snapshot=snapshot,
-                            progress=progress, loss=loss)
+    losses = fast.train(ensemble, batches, steps=steps,
+                        optimizer=optimizer, lr=lr if callable(lr) else None,
+                        snapshot_steps=snapshots, on_snapshot=snapshot,
+                        progress=progress, loss=loss)
     elapsed = time.perf_counter() - start
     return [_measure(task, recipe, seed, ensemble.member(s), losses[:, s], snapshots,
                      np.stack(probs[s]), np.asarray(kls[s]), grids[id(task)][0],

@@ -29,8 +29,13 @@ engine                  replaces                         pinned by (test_fast.py
                         2-4% of a step (3 µs of 70 at
                         S = 1, 15 of 600 at S = 18):
                         under the 10% bar, removed
-``fast.train_``         ``sn.train`` per member (one     ``test_ensemble_*``,
-``ensemble``            stacked step, finite checks)     ``test_non_finite_*``
+``fast.train``          ``sn.train``'s loop of           ``test_fast_train.py``,
+                        ``train_step``: one loop for     ``test_ensemble_*``,
+                        ``fast.MLP`` and                 ``test_non_finite_*``
+                        ``fast.Ensemble`` (one stacked
+                        step of every member), finite
+                        checks; ``train_ensemble`` its
+                        earlier name
 ``kernels.fused_``      the choice between the fused     ``test_the_fused_path_*``,
 ``cross_entropy``       kernel and ``loss.loss_and_``    ``test_*_every_option_*``
                         ``grad`` (one place)             (``test_fast_edges.py``)
@@ -74,12 +79,14 @@ from .ensemble import Ensemble
 from .mlp import MLP, FlatParams, StackedParams
 from .optim import Adam as Adam  # the chapter's (fast.optim says why)
 from .streams import stack_batches, stacked_epochs, stacked_stream
-from .training import train_ensemble
+from .training import train, train_ensemble
 
 # Adam is the chapter's own class (documented there), importable from here
-# under its old engine name.
+# under its old engine name; train_ensemble is train (the same function) under
+# its name from before it drove fast.MLP, kept for code written before.
 __all__ = ["MLP", "Ensemble", "FlatParams", "StackedParams", "log_softmax",
-           "stack_batches", "stacked_epochs", "stacked_stream", "train_ensemble"]
+           "stack_batches", "stacked_epochs", "stacked_stream", "train",
+           "train_ensemble"]
 
 
 def log_softmax(x: Any, axis: int = -1) -> np.ndarray:

@@ -126,7 +126,7 @@ class Ensemble:
         The loss the members are trained with, as for :class:`scratchnet.MLP`:
         the default of :meth:`loss_and_grads` and the readout of the
         predictions (None: the cross-entropy, or the binary cross-entropy
-        for one output).  :func:`scratchnet.fast.train_ensemble` given a
+        for one output).  :func:`scratchnet.fast.train` given a
         ``loss=`` sets it.
 
     Attributes

@@ -1,36 +1,31 @@
 r"""The engine's MLP: the chapters' network on flat vectors and reused buffers.
 
-:class:`MLP` here is :class:`scratchnet.MLP` (same arguments, same initial
-parameters for the same ``rng``, same predictions) with the computation
-engineered for small, fast steps:
+:class:`MLP` here is :class:`scratchnet.MLP` (same arguments, same initial parameters
+for the same ``rng``, same predictions) with the computation engineered for speed:
 
-* **One flat vector.**  ``params`` is a :class:`FlatParams` mapping whose
-  arrays are views of one vector ``params.flat``; so are the gradients.  The
-  optimisers of :mod:`scratchnet.optim` see ``.flat`` and run their update
-  rule once on the whole vector instead of once per array.  Assigning to an
-  entry (``params["W1"] = W``) copies into the view: it works, the model
-  uses it.
-* **Buffers per batch size.**  The activations of the last forward pass
-  (the cache of backward) and the backward pass's intermediate arrays are
-  allocated once per batch size and reused (the kernels of
-  :mod:`scratchnet.fast.kernels` write into them).
+* **One flat vector.**  ``params`` is a :class:`FlatParams` mapping whose arrays are
+  views of one vector ``params.flat``; so are the gradients.  The optimisers of
+  :mod:`scratchnet.optim` see ``.flat`` and run their update rule once on the whole
+  vector.  Assigning to an entry (``params["W1"] = W``) copies into the view.
+* **Buffers per batch size.**  The activations of the last forward pass (the cache
+  of backward) and the backward pass's intermediate arrays are allocated once per
+  batch size and reused (the kernels of :mod:`scratchnet.fast.kernels` write into
+  them); :meth:`MLP.loss_and_grads_into` (:func:`scratchnet.fast.train`'s step)
+  writes the gradients into the caller's vector.
 * **Fused loss.**  With the plain cross-entropy on class indices
-  (:func:`scratchnet.fast.kernels.fused_cross_entropy` decides),
-  ``loss_and_grads`` turns the logits into their gradient in place (one
-  softmax: :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`,
-  the kernel of :class:`scratchnet.fast.Ensemble` too, on one member);
-  every other loss, option or target goes through the loss object, as in
-  the chapter.
-* **A drop-in.**  A subclass that overrides ``forward`` or ``backward`` is
-  run through them, as :class:`scratchnet.MLP` runs it (its predictions and
-  ``loss_and_grads`` call the overrides).
-* **Predictions in blocks.**  ``predict_proba`` and ``predict_log_proba``
-  on many inputs run the layers on ``PREDICT_ROWS`` rows at a time, so
-  that a block's activations stay in the core's cache from one layer to the
-  next (on 15,872 inputs of one feature through 64-64 float32 layers,
-  12.0 ms in one pass, 6.7 ms in 8 blocks; on 4,101, 2.8 and 1.8 ms).  The
-  numbers agree with one pass to rounding (BLAS may sum a product's terms
-  in another order for another number of rows).
+  (:func:`scratchnet.fast.kernels.fused_cross_entropy` decides), the logits turn
+  into their gradient in place (one softmax:
+  :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`, the kernel of
+  :class:`scratchnet.fast.Ensemble` too, on one member); every other loss, option
+  or target goes through the loss object, as in the chapter.
+* **A drop-in.**  A subclass that overrides ``forward`` or ``backward`` is run
+  through them, as :class:`scratchnet.MLP` runs it.
+* **Predictions in blocks.**  ``predict_proba`` and ``predict_log_proba`` on many
+  inputs run the layers on ``PREDICT_ROWS`` rows at a time, so that a block's
+  activations stay in the core's cache from one layer to the next (on 15,872
+  inputs of one feature through 64-64 float32 layers, 12.0 ms in one pass, 6.7 ms
+  in 8 blocks; on 4,101, 2.8 and 1.8 ms).  The numbers agree with one pass to
+  rounding (BLAS may sum a product's terms in another order).
 
 ``tests/test_fast.py`` pins it to the reference: the same forward, backward
 and gradients, and 1,000 steps of SGD and Adam ending within 1e-10.
@@ -229,6 +224,7 @@ class _Work:
         self.dpre = [np.empty((n, h), dtype) for h in hidden]  # dL/dz_l
         self.logits = np.empty((n, outputs), dtype)
         self.scratch = CrossEntropyScratch((1, n, outputs), dtype)  # the fused loss
+        self.grads: tuple = (None, [])  # the last gradient vector, its layers' views
 
 
 class MLP(mlp.MLP):
@@ -304,11 +300,12 @@ class MLP(mlp.MLP):
             self._cache, self._logits_shape, self._x = work, logits.shape, x
         return linear_into(a, W, b, logits)
 
-    def _backward(self, dlogits: np.ndarray) -> FlatParams:
-        """Fresh gradients of the last forward pass, given dL/dlogits."""
+    def _backward_into(self, dlogits: np.ndarray, vector: np.ndarray) -> None:
+        """The last forward pass's gradients, given dL/dlogits, into ``vector``."""
         work, x = self._cache, self._x
-        grads = FlatParams(np.empty_like(self.params.flat), self.layout)
-        layers, grad_layers = self._param_layers, self._layers(grads)
+        if vector is not work.grads[0]:
+            work.grads = vector, self._layers(FlatParams(vector, self.layout))
+        layers, grad_layers = self._param_layers, work.grads[1]
         inputs, dz = [x, *work.hidden], dlogits
         for layer in range(len(layers) - 1, -1, -1):
             dx = None if layer == 0 else work.dhidden[layer - 1]
@@ -316,7 +313,6 @@ class MLP(mlp.MLP):
             linear_backward_into(dz, inputs[layer], W, dx, dW, db)
             if layer:
                 dz = self._phi_backward(dx, inputs[layer], work.dpre[layer - 1])
-        return grads
 
     def forward(self, x: Any) -> np.ndarray:
         """As :meth:`scratchnet.MLP.forward` (a new array is returned).
@@ -357,11 +353,91 @@ class MLP(mlp.MLP):
         >>> model.backward(np.ones((5, 4)))["b2"]
         array([5., 5., 5., 5.])
         """
-        return self._backward(check_dlogits(dlogits, self._logits_shape, self.dtype))
+        dlogits = check_dlogits(dlogits, self._logits_shape, self.dtype)
+        grads = FlatParams(np.empty_like(self.params.flat), self.layout)
+        self._backward_into(dlogits, grads.flat)
+        return grads
+
+    def check_batch(self, x: Any, targets: Any) -> Tuple[Any, np.ndarray]:
+        """A training batch: the inputs checked and in the model's dtype.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, d_0) (or (N,) when d_0 = 1)
+            Left to ``forward`` when a subclass overrides it (as in the chapter).
+        targets : array_like
+            Left to the loss (:meth:`loss_and_grads_into`: class indices in
+            ``[0, M)`` for the fused cross-entropy, else the loss's own checks).
+
+        Returns
+        -------
+        x : ndarray, shape (N, d_0)
+        targets : ndarray
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> model = sn.fast.MLP([1, 4, 2], rng=0, dtype=np.float32)
+        >>> x, t = model.check_batch([0.0, 1.0, 2.0], [0, 1, 1])
+        >>> x.shape, x.dtype, t
+        ((3, 1), dtype('float32'), array([0, 1, 1]))
+        """
+        if not self._overridden():
+            x = check_inputs(x, self.sizes[0], self.dtype)
+        return x, np.asarray(targets)
+
+    def loss_and_grads_into(self, x: Any, t: np.ndarray, loss: Any,
+                            grads: np.ndarray, losses: np.ndarray) -> None:
+        """:meth:`loss_and_grads` into the caller's memory (the step of ``fast.train``).
+
+        Parameters
+        ----------
+        x, t : ndarray
+            A batch from :meth:`check_batch`.
+        loss : Loss
+            A loss object; fused as in :meth:`loss_and_grads`.
+        grads, losses : ndarray
+            Written: the gradients, shaped as ``params.flat``, and ``losses[0]``.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> model = sn.fast.MLP([1, 4, 2], rng=0)
+        >>> x, t = model.check_batch([0.0, 1.0], [0, 1])
+        >>> grads, losses = np.empty_like(model.params.flat), np.empty(1)
+        >>> model.loss_and_grads_into(x, t, model.loss, grads, losses)
+        >>> bool(np.isfinite(losses).all()), grads.shape
+        (True, (18,))
+        """
+        if self._overridden():  # the subclass's own forward and backward
+            losses[0], parts = mlp.MLP.loss_and_grads(self, x, t, loss=loss)
+            views = FlatParams(grads, self.layout)  # copied into the caller's vector
+            views.update({name: parts[name] for name in views})
+            return
+        work = self._buffers(len(x))
+        logits = self._forward(x, work)
+        if (fused_cross_entropy(loss, logits.shape[1]) and t.ndim == 1 and t.size
+                and np.issubdtype(t.dtype, np.integer) and t.min() >= 0):
+            if t.shape != (len(x),):
+                raise ValueError(f"targets must hold one class index per row of x, "
+                                 f"shape ({len(x)},); got shape {t.shape}")
+            t = as_class_indices(t, logits.shape[1])
+            cross_entropy_and_grad_inplace(logits[None], t[None], work.scratch, losses)
+            dlogits = logits  # in place: the ensemble's kernel, on one member
+        else:
+            losses[0], dlogits = loss.loss_and_grad(logits, t)  # the chapter's
+            dlogits = check_dlogits(dlogits, self._logits_shape, self.dtype)
+        self._backward_into(dlogits, grads)
 
     def loss_and_grads(self, x: Any, targets: Any, *, loss: Any = None
                        ) -> Tuple[float, FlatParams]:
         """As :meth:`scratchnet.MLP.loss_and_grads`; plain cross-entropy is fused.
+
+        :meth:`check_batch`, then :meth:`loss_and_grads_into` into new arrays.
 
         Parameters
         ----------
@@ -369,9 +445,8 @@ class MLP(mlp.MLP):
         targets : array_like
             Class indices (N,), or for the cross-entropy distributions (N, M).
         loss : str or Loss, optional
-            Default ``self.loss``.  Fused when
-            :func:`scratchnet.fast.kernels.fused_cross_entropy` says so and
-            the targets are class indices; else ``loss.loss_and_grad``.
+            Default ``self.loss``.  Fused when ``kernels.fused_cross_entropy``
+            says so and the targets are class indices; else ``loss.loss_and_grad``.
 
         Returns
         -------
@@ -387,24 +462,11 @@ class MLP(mlp.MLP):
         (['W1', 'W2', 'b1', 'b2'], (34,))
         """
         loss = self.loss if loss is None else get_loss(loss, outputs=self.sizes[-1])
-        if self._overridden():  # the subclass's own forward and backward
-            return mlp.MLP.loss_and_grads(self, x, targets, loss=loss)
-        x = check_inputs(x, self.sizes[0], self.dtype)
-        work = self._buffers(len(x))
-        logits = self._forward(x, work)
-        t = np.asarray(targets)
-        if not (fused_cross_entropy(loss, logits.shape[1]) and t.ndim == 1 and t.size
-                and np.issubdtype(t.dtype, np.integer) and t.min() >= 0):
-            value, dlogits = loss.loss_and_grad(logits, targets)  # the chapter's
-            dlogits = check_dlogits(dlogits, self._logits_shape, self.dtype)
-            return float(value), self._backward(dlogits)
-        if t.shape != (len(x),):
-            raise ValueError(f"targets must hold one class index per row of x, shape "
-                             f"({len(x)},); got shape {t.shape}")
-        t = as_class_indices(t, logits.shape[1])
-        # the logits become dL/dlogits, in place: the ensemble's kernel, one member
-        value = cross_entropy_and_grad_inplace(logits[None], t[None], work.scratch)
-        return float(value[0]), self._backward(logits)
+        x, t = self.check_batch(x, targets)
+        grads = FlatParams(np.empty_like(self.params.flat), self.layout)
+        losses = np.empty(1)
+        self.loss_and_grads_into(x, t, loss, grads.flat, losses)
+        return float(losses[0]), grads
 
     def _overridden(self) -> bool:
         """Whether a subclass overrides ``forward`` or ``backward``."""
