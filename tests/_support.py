@@ -38,6 +38,7 @@ CHAPTERS = [
     "temperature",
     "metrics",
     "fast.kernels",
+    "fast.params",
     "fast.mlp",
     "fast.objectives",
     "fast.streams",

@@ -36,14 +36,9 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "scratchnet"
 
-# Known exceptions, all in modules that other work on issue 23 rewrites: the
-# lead removes an entry when merging the change that fixes it.  Each entry is
-# (file relative to scratchnet/, the offending code as ast.unparse writes it).
-ALLOWED = {
-    # fast/mlp.py: the engine's predictions fall back on the chapter's own
-    # (a subclass overriding forward), through the chapter's private method
-    ("fast/mlp.py", "mlp.MLP._predict_logits"),
-}
+# Known exceptions: none.  Each entry would be (file relative to scratchnet/,
+# the offending code as ast.unparse writes it), with the reason beside it.
+ALLOWED: set = set()
 
 
 def _is_private(name: str) -> bool:

@@ -76,8 +76,9 @@ import numpy as np
 from ..softmax import log_softmax as chapter_log_softmax
 from . import kernels, objectives, training  # noqa: F401  (documented on this page)
 from .ensemble import Ensemble
-from .mlp import MLP, FlatParams, StackedParams
+from .mlp import MLP
 from .optim import Adam as Adam  # the chapter's (fast.optim says why)
+from .params import FlatParams, StackedParams
 from .streams import stack_batches, stacked_epochs, stacked_stream
 from .training import train, train_ensemble
 

@@ -47,8 +47,9 @@ from .kernels import (
     tanh_backward_into,
     tanh_into,
 )
-from .mlp import MLP, Layout, StackedParams
+from .mlp import MLP
 from .objectives import member_losses_inplace
+from .params import Layout, StackedParams
 
 __all__ = ["Ensemble"]
 

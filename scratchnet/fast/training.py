@@ -23,7 +23,8 @@ from .._validation import check_positive_int
 from ..objectives import get_loss
 from ..optim import Optimizer
 from .ensemble import Ensemble
-from .mlp import MLP, FlatParams, StackedParams
+from .mlp import MLP
+from .params import FlatParams, StackedParams
 
 __all__ = ["check_finite_gradients", "train", "train_ensemble"]
 
