@@ -149,8 +149,8 @@ def test_the_rule_on_small_examples(source, expected):
 
 def test_the_homework_kit_imports_no_private_library_names(tmp_path):
     """The student edition and the answer key copy chapter bodies: the names they
-    import from scratchnet are public (private modules allowed), except those in
-    ALLOWED_IN_KIT, which belong to chapters other work on issue 23 rewrites."""
+    import from scratchnet are public (private modules allowed); the chapters'
+    private helpers the bodies call are written out in the package."""
     from scratchnet.exercises import make
 
     make([], tmp_path / "kit" / "hw")
@@ -166,22 +166,6 @@ def test_the_homework_kit_imports_no_private_library_names(tmp_path):
     assert found <= ALLOWED_IN_KIT, f"private names in the kit: {found - ALLOWED_IN_KIT}"
 
 
-# The layers, losses and information chapters' private helpers, which their
-# bodies call (the loss chapters' rewrite renames them); the lead removes them on
-# merge.
-ALLOWED_IN_KIT = {
-    "scratchnet.information._check_distribution",
-    "scratchnet.information._finish",
-    "scratchnet.information._kl_terms",
-    "scratchnet.information._log",
-    "scratchnet.information._log_base",
-    "scratchnet.information._prepare",
-    "scratchnet.information._sum_over_support",
-    "scratchnet.layers._as_matrix",
-    "scratchnet.layers._check_cache",
-    "scratchnet.layers._check_dout",
-    "scratchnet.losses._mean_safe_weights",
-    "scratchnet.losses._reduced",
-    "scratchnet.losses._target_weights",
-    "scratchnet.losses._weighted_targets",
-}
+# None: the kit writes out the chapter's private helpers that its code calls
+# (scratchnet.exercises.source, given code) instead of importing them.
+ALLOWED_IN_KIT: set = set()

@@ -187,6 +187,43 @@ def _import_line(name: str, chapter: str, where: Dict[str, str], here: str) -> s
     return f"from {origin} import {name}"
 
 
+def _given_helpers(mod: types.ModuleType, needed: Dict[str, str]) -> Dict[str, str]:
+    """The chapter's private functions the module's code calls, written out, given.
+
+    The package imports only public library names: a helper such as
+    ``losses._reduced`` is copied from the chapter with the code that calls
+    it, and so is every helper it calls in turn (``needed`` gains what they
+    need), and a private constant they read (``_ATOL = 1e-06``).  Returns
+    ``{name: text}``: the constants, then the functions in source order.
+    """
+    def is_helper(name: str) -> bool:
+        obj = getattr(mod, name, None)
+        return name.startswith("_") and inspect.isfunction(obj) and \
+            obj.__module__ == mod.__name__
+
+    def constant(name: str) -> str:  # a private number or string, as a line
+        value = getattr(mod, name, None)
+        private = name.startswith("_") and type(value) in (int, float, str, bool)
+        return f"{name} = {value!r}" if private else ""
+
+    found: Dict[str, str] = {}
+    todo = list(needed)
+    while todo:
+        name = todo.pop()
+        if name in found or not (is_helper(name) or constant(name)):
+            continue
+        if constant(name):
+            found[name] = constant(name)
+            continue
+        found[name], names = _function_text(getattr(mod, name), name, None, None, "")
+        for n in names:
+            needed.setdefault(n, mod.__name__.rsplit(".", 1)[-1])
+        todo += names
+    line = {name: 0 if constant(name) else inspect.getsourcelines(getattr(mod, name))[1]
+            for name in found}
+    return {name: found[name] for name in sorted(found, key=lambda n: (line[n], n))}
+
+
 def _module_text(chapter: str, items: Dict[str, str], where, by_id, solutions) -> str:
     """One module of the package: its exercises and what is given, in source order."""
     mod = _chapter_module(chapter)
@@ -224,8 +261,10 @@ def _module_text(chapter: str, items: Dict[str, str], where, by_id, solutions) -
                            if "." not in n})
         blocks.append("\n".join(lines))
         needed[f"Chapter{cls_name}"] = chapter
+    helpers = _given_helpers(mod, needed)
+    blocks += helpers.values()
     lines = {_import_line(n, c, where, chapter) for n, c in needed.items()
-             if not n.startswith("Chapter")} - {""}
+             if not n.startswith("Chapter") and n not in helpers} - {""}
     lines |= {f"from scratchnet.{chapter} import {c} as Chapter{c}" for c in classes}
     imports = import_block(lines)
     ids = [n for n, role in items.items() if role == "exercise"]
