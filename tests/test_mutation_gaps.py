@@ -9,6 +9,7 @@ or plain-Python sums, never with the code under test.
 """
 
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -284,3 +285,101 @@ def test_expected_kl_messages_name_the_argument():
     ]:
         with pytest.raises(error, match=match):
             information.expected_kl(*args, **kwargs)
+
+
+# --- the Gaussian model and its checks (tools/mutation.py on gaussian, _mixture) ------
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: sn.GaussianClasses([0.0, np.inf], [1.0, 1.0]),
+     "means must be finite; got inf at index 1"),
+    (lambda: sn.GaussianClasses([0.0, 1.0], [1.0, np.inf]),
+     "scales must be finite; got inf at index 1"),
+    (lambda: sn.GaussianClasses([0.0, 1.0], [1.0, 1.0], [0.5, np.inf]),
+     "priors must be finite; got inf at index 1"),
+    (lambda: sn.GaussianClasses([0.0, 1.0], [1.0, 1.0]).posterior([0.0, np.inf]),
+     "x must be finite; got inf at index 1"),
+    (lambda: sn.two_gaussian_posterior([0.0, -np.inf], 0.0, 1.0, 3.0, 1.0),
+     "x must be finite; got -inf at index 1"),
+    (lambda: sn.GaussianClasses([0.0, 1.0], [1.0, 1.0]).posterior(np.zeros((2, 2))),
+     "x must have shape (n, 1) or (n,), one row of 1 feature(s) per input; got "
+     "shape (2, 2)"),
+    (lambda: sn.GaussianClasses([[0.0, 1.0]], covariances=[np.eye(2)]).posterior(
+        np.zeros(3)), "x must have shape (n, 2), one row of 2 feature(s) per input; "
+     "got shape (3,)"),
+])
+def test_the_gaussian_models_infinite_and_misshapen_inputs_are_named(make, message):
+    with pytest.raises(ValueError) as info:
+        make()
+    assert str(info.value) == message
+
+
+def test_the_refusal_of_far_inputs_shows_the_row():
+    one = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
+    with pytest.raises(ValueError) as info:
+        one.log_posterior([1e6])
+    assert str(info.value) == (
+        "x[0] = 1e+06 is too far from every class for float64: log P(x) = -5e+11 "
+        "(below -1e+10, about 1.4e5 standard deviations from every mean), where "
+        "rounding swamps the differences between the classes' log joints; for two "
+        "one-dimensional classes, sn.two_gaussian_posterior is exact at any distance")
+    for d, shown in [(4, "[1e+06, 0, 0, 0]"), (5, "[1e+06, 0, 0, 0, ...]")]:
+        task = sn.GaussianClasses(np.zeros((2, d)), covariances=[np.eye(d)] * 2)
+        far = np.zeros((2, d))
+        far[1, 0] = 1e6
+        with pytest.raises(ValueError, match=rf"^x\[1\] = {re.escape(shown)} is too"):
+            task.log_posterior(far)
+
+
+def test_a_one_dimensional_task_has_no_covariances_and_shows_its_name():
+    task = sn.GaussianClasses([0.0, 3.0], [1.0, 2.0], name="pair")
+    assert task.covariances is None
+    assert repr(task) == ("GaussianClasses(means=[0.0, 3.0], scales=[1.0, 2.0], "
+                          "priors=[0.5, 0.5], name='pair')")
+    assert repr(sn.GaussianClasses([0.0], [1.0])) == (
+        "GaussianClasses(means=[0.0], scales=[1.0], priors=[1.0])")
+
+
+def test_priors_within_the_tolerance_are_renormalised():
+    task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0], [0.3, 0.7000005])
+    np.testing.assert_allclose(task.priors, [0.3 / 1.0000005, 0.7000005 / 1.0000005],
+                               rtol=1e-15)
+
+
+def test_asymmetry_is_measured_against_each_classs_own_scale():
+    # 1e-5 off in a matrix of size 1e6 is rounding (relative 1e-11): accepted; the
+    # same 1e-5 in a class of size 1 is not, whatever the other classes' sizes
+    big = np.diag([1e6, 1e6])
+    big[0, 1] = 1e-5
+    sn.GaussianClasses([[0.0, 0.0], [1.0, 0.0]], covariances=[big, np.diag([1e6, 1e6])])
+    small = np.eye(2)
+    small[0, 1] = 1e-5
+    with pytest.raises(ValueError, match=r"covariances\[1\] must be a symmetric "
+                       r"covariance matrix; got 1e-05 at \[0, 1\] but 0 at \[1, 0\]"):
+        sn.GaussianClasses([[0.0, 0.0], [1.0, 0.0]],
+                           covariances=[np.diag([1e6, 1e6]), small])
+
+
+def test_sampling_is_the_inverse_cdf_then_mean_plus_factor_times_normal():
+    # the documented recipe, drawn by hand from the same stream: u, then z
+    means = np.array([[0.0, 1.0], [5.0, -2.0]])
+    covs = np.array([[[2.0, 0.5], [0.5, 1.0]], [[1.0, -0.3], [-0.3, 0.5]]])
+    x, c = sn.GaussianClasses(means, covariances=covs, priors=[0.3, 0.7]).sample(
+        50, rng=3)
+    rng = np.random.default_rng(3)
+    c_ref = (rng.random(50) >= 0.3).astype(np.int64)
+    z = rng.standard_normal((50, 2))
+    x_ref = means[c_ref] + np.einsum("nij,nj->ni", np.linalg.cholesky(covs)[c_ref], z)
+    np.testing.assert_array_equal(c, c_ref)
+    np.testing.assert_allclose(x, x_ref, rtol=1e-14)
+    empty_x, empty_c = sn.GaussianClasses([0.0], [1.0]).sample(0, rng=0)
+    assert empty_x.shape == (0, 1) and empty_c.shape == (0,)
+
+
+def test_sample_labels_follow_their_rng():
+    task = sn.tasks.separated()
+    x = np.linspace(0.5, 2.5, 200)
+    first, again = task.sample_labels(x, rng=7), task.sample_labels(x, rng=7)
+    np.testing.assert_array_equal(first, again)
+    u = np.random.default_rng(7).random(200)        # P(c = 1 | x) > u means class 1
+    np.testing.assert_array_equal(first, (task.posterior(x)[:, 0] <= u).astype(int))

@@ -47,6 +47,7 @@ CORE = {
     "layers": ["test_layers.py"],
     "optim": ["test_optim.py"],
     "gaussian": ["test_gaussian.py"],
+    "_mixture": ["test_gaussian.py"],
     "bayes": ["test_bayes.py"],
 }
 #: Test files that check many modules at once (included when present).
@@ -69,7 +70,8 @@ def _copy_tree(dest: Path) -> None:
 def _config(modules: list[str]) -> str:
     tests = sorted({t for m in modules for t in CORE[m]}
                    | {t for t in SHARED_TESTS if (ROOT / "tests" / t).exists()})
-    lines = ["", "[mutmut]", "source_paths = scratchnet", "also_copy = conftest.py",
+    lines = ["", "[mutmut]", "source_paths = scratchnet",
+             "also_copy =", "    conftest.py", "    benchmarks",  # the torch parity
              "only_mutate ="]
     lines += [f"    scratchnet/{m}.py" for m in modules]
     lines += ["pytest_add_cli_args_test_selection ="]
