@@ -383,3 +383,27 @@ def test_sample_labels_follow_their_rng():
     np.testing.assert_array_equal(first, again)
     u = np.random.default_rng(7).random(200)        # P(c = 1 | x) > u means class 1
     np.testing.assert_array_equal(first, (task.posterior(x)[:, 0] <= u).astype(int))
+
+
+NEEDS_ONE = ("GaussianClasses needs one of scales (standard deviations, shape (M,), with "
+             "means of shape (M,)) or covariances (matrices, shape (M, D, D), with means "
+             "of shape (M, D)); got ")
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: sn.GaussianClasses([0.0, 1.0]), TypeError, NEEDS_ONE + "neither"),
+    (lambda: sn.GaussianClasses([0.0, 1.0], [1.0, 1.0], covariances=[1.0, 1.0]),
+     TypeError, NEEDS_ONE + "both"),
+    (lambda: sn.GaussianClasses(np.zeros(0), np.zeros(0)), ValueError,
+     "means must have shape (M,) or (M, D) with M, D >= 1; got shape (0,)"),
+    (lambda: sn.GaussianClasses([0.0, 1.0], covariances=[np.eye(1)] * 2), ValueError,
+     "covariances needs means of shape (M, D); got means of shape (2,): for a "
+     "one-dimensional task give scales, the standard deviations"),
+    (lambda: sn.GaussianClasses([[0.0, 0.0]], covariances=[np.eye(2)])
+     .decision_boundaries(), ValueError, "decision_boundaries needs a one-dimensional "
+     "task with two classes; got dim=2, num_classes=1"),
+])
+def test_the_gaussian_models_messages_word_for_word(make, error, message):
+    with pytest.raises(error) as info:
+        make()
+    assert str(info.value) == message
