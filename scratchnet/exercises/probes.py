@@ -15,6 +15,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..gradcheck import numerical_gradient
+
 __all__ = ["Failed", "expect_close", "fd_gradient", "mistake_hint", "show", "unchanged"]
 
 
@@ -171,13 +173,18 @@ def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-6,
 
 
 def fd_gradient(f: Callable[[], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of the scalar ``f()`` with respect to every entry of ``x``.
+    """:func:`scratchnet.numerical_gradient` of ``f()``, a function that reads ``x``.
+
+    The checks' losses read their arrays (a layer's inputs, a network's
+    parameters) where they are; this sets ``x`` to each point
+    ``numerical_gradient`` asks for and restores it at the end.
 
     Parameters
     ----------
     f : callable
-        No arguments; reads ``x``, which is changed in place and restored.
+        No arguments; reads ``x``.
     x : ndarray of float64
+        Changed in place during the call, restored after it.
     eps : float, default 1e-6
 
     Returns
@@ -190,16 +197,16 @@ def fd_gradient(f: Callable[[], float], x: np.ndarray, eps: float = 1e-6) -> np.
     >>> fd_gradient(lambda: float((x ** 2).sum()), x).round(6)
     array([2., 4.])
     """
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + eps
-        up = f()
-        x[i] = old - eps
-        down = f()
-        x[i] = old
-        grad[i] = (up - down) / (2 * eps)
-    return grad
+    original = x.copy()
+
+    def at(point: np.ndarray) -> float:
+        x[...] = point
+        return f()
+
+    try:
+        return numerical_gradient(at, original, eps)
+    finally:
+        x[...] = original
 
 
 def unchanged(arrays: Sequence[np.ndarray], copies: Sequence[np.ndarray],
