@@ -39,7 +39,8 @@ total: 0/5 points
 from .assertions import assert_passes
 from .catalogue import CATALOGUE, CHAPTER_ORDER, Exercise, catalogue_text, select
 from .checks_models import KL_THRESHOLD, TRAIN_STEPS, train_to_posterior
-from .grader import Report, UsageError, check, exercises_in
+from .grader import UsageError, check, exercises_in
+from .report import Report
 from .source import make
 
 __all__ = [
