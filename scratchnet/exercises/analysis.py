@@ -254,6 +254,10 @@ def read_exercise(directory: Path, chapter: str, ex_id: str, *,
                 helpers[statement.name] = statement
                 if statement.name == cls_name:
                     node, problem = statement, ""
+    origin = bound.get(cls_name, ("",))[0]
+    if node is None and not method and origin.split(".")[0] == "scratchnet":
+        return {**result, "status": "forbidden", "message": f"hands back scratchnet's "
+                f"own {ex_id} (imports {origin}): write it, do not import it"}
     if node is None:
         return {**result, "status": "broken" if problem else "missing",
                 "message": problem or f"missing: {ex_id} is not defined in {path.name}"}
@@ -293,10 +297,16 @@ def _forbidden(node, helpers, bound, ex_id, chapter, given, allow, filename) -> 
                     todo.append(helpers[sub.id])
             uses.append(sub)
     method = ex_id.partition(".")[2]
+    bound = dict(bound)
+    for sub in uses:   # imports inside the exercise: judged by what is used
+        if isinstance(sub, (ast.Import, ast.ImportFrom)):
+            for name, full in _bindings(sub):
+                bound[name] = (full, sub.lineno, ast.unparse(sub))
     for sub in uses:
         if isinstance(sub, (ast.Import, ast.ImportFrom)):
             for _, full in _bindings(sub):
-                if not full.startswith(".") and not _allowed(full, given, allow):
+                if full.split(".")[0] != "scratchnet" and not full.startswith(".") \
+                        and not _allowed(full, given, allow):
                     return (f"uses {full} ({filename} line {sub.lineno}): not allowed "
                             f"in this homework")
         if isinstance(sub, ast.Attribute) and sub.attr in _DUNDERS or \

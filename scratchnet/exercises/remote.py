@@ -128,9 +128,10 @@ class Child:
                 raise ProtocolError("an answer that is not an answer")
             return answer
         except (ProtocolError, OSError) as err:
+            tail = self.log.read_text(errors="replace").strip()[-300:] \
+                if self.log.exists() else ""
             self.stop()
             if self.proc.returncode not in (None, 0, -signal.SIGKILL):
-                tail = self.log.read_text(errors="replace").strip()[-300:]
                 raise ChildLost(f"the grader's child process died (exit status "
                                 f"{self.proc.returncode}) {tail}") from None
             raise ChildLost(f"{err}: a hang past the time limit of {self.limit:g} s, a "
@@ -306,8 +307,8 @@ class Remote:
                 name = self.names[i] if i < len(self.names) else f"argument {i + 1}"
                 raise Failed(f"{self.exercise} changed its argument {name}: it was "
                              f"{show(arg)}, it is now {show(new)}",
-                             f"do not write into {name}: compute a new array (or copy "
-                             "it first)")
+                             f"{self.exercise} must not write into {name}: compute a "
+                             "new array (or copy it first)")
             _copy_back(arg, new)
         return answer["value"]
 
