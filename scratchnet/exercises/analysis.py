@@ -309,8 +309,8 @@ def _forbidden(node, helpers, bound, ex_id, chapter, given, allow, filename) -> 
                         and not _allowed(full, given, allow):
                     return (f"uses {full} ({filename} line {sub.lineno}): not allowed "
                             f"in this homework")
-        if isinstance(sub, ast.Attribute) and sub.attr in _DUNDERS or \
-                isinstance(sub, ast.Constant) and sub.value in _DUNDERS:
+        if (isinstance(sub, ast.Attribute) and sub.attr in _DUNDERS) or \
+                (isinstance(sub, ast.Constant) and sub.value in _DUNDERS):
             name = sub.attr if isinstance(sub, ast.Attribute) else sub.value
             return (f"reaches for {name} ({filename} line {sub.lineno}): the homework's "
                     f"code may not look inside functions or modules")
@@ -328,8 +328,8 @@ def _forbidden(node, helpers, bound, ex_id, chapter, given, allow, filename) -> 
             if origin.startswith("."):
                 continue
             full = ".".join([origin, *dotted[1:]])
-            if full == own or full.endswith("." + ex_id) and \
-                    full.split(".")[0] == "scratchnet":
+            if full == own or (full.endswith("." + ex_id) and \
+                    full.split(".")[0] == "scratchnet"):
                 return (f"hands back scratchnet's own {ex_id} ({filename} line "
                         f"{sub.lineno}): write it, do not import it")
             if not _allowed(origin, given, allow) or (
