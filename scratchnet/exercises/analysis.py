@@ -62,7 +62,8 @@ def chunks(text: str) -> List[Tuple[int, str, List[str]]]:
 
     Examples
     --------
-    >>> text = "import numpy as np\\n\\ndef f(x)\\n    return x\\n\\n@d\\ndef g():\\n    pass\\n"
+    >>> text = ("import numpy as np\\n\\ndef f(x)\\n    return x\\n\\n"
+    ...         "@d\\ndef g():\\n    pass\\n")
     >>> [(line, names) for line, _, names in chunks(text)]
     [(1, []), (3, ['f']), (6, ['g'])]
     """
@@ -88,7 +89,7 @@ def chunks(text: str) -> List[Tuple[int, str, List[str]]]:
 
 
 def find_package(directory: Any) -> Path:
-    """The folder holding a submission's modules: the folder itself, or its one subfolder.
+    """The folder holding a submission's modules: itself, or its one subfolder.
 
     A flat upload (the modules themselves) and an upload of the package's
     folder are both accepted.
@@ -266,7 +267,8 @@ def read_exercise(directory: Path, chapter: str, ex_id: str, *,
                      and m.name == method), None)
         if node is None:
             return {**result, "status": "missing",
-                    "message": f"missing: {cls_name} in {path.name} defines no {method}"}
+                    "message": f"missing: {cls_name} in {path.name} defines no "
+                               f"{method}"}
     result["copied"] = _body_dump(node) == _chapter_body(chapter, ex_id)
     why = _forbidden(node, helpers, bound, ex_id, chapter, given, allow, path.name)
     if why:
@@ -312,8 +314,8 @@ def _forbidden(node, helpers, bound, ex_id, chapter, given, allow, filename) -> 
         if (isinstance(sub, ast.Attribute) and sub.attr in _DUNDERS) or \
                 (isinstance(sub, ast.Constant) and sub.value in _DUNDERS):
             name = sub.attr if isinstance(sub, ast.Attribute) else sub.value
-            return (f"reaches for {name} ({filename} line {sub.lineno}): the homework's "
-                    f"code may not look inside functions or modules")
+            return (f"reaches for {name} ({filename} line {sub.lineno}): the "
+                    f"homework's code may not look inside functions or modules")
         if isinstance(sub, ast.Name) and sub.id in _REACHING_NAMES:
             return (f"calls {sub.id} ({filename} line {sub.lineno}): the homework's "
                     f"code may not run or import code by name")

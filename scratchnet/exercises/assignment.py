@@ -46,7 +46,8 @@ def write_assignment(names: Sequence[str], path: Any, *, title: str = "") -> Dic
     """
     exercises = select(list(names))
     data = {"format": FORMAT, "version": 1,
-            "title": title or f"scratchnet exercises: {', '.join(e.id for e in exercises)}",
+            "title": title or "scratchnet exercises: " + ", ".join(
+                e.id for e in exercises),
             "exercises": [{"id": e.id, "points": e.points} for e in exercises],
             "allow": []}
     Path(path).write_text(json.dumps(data, indent=2) + "\n")

@@ -61,7 +61,7 @@ def _kl_checks():
         for p, q in ((_P, _Q), (_P[0], _Q[0])):
             expect_close(f(p.copy(), q.copy()), kl_divergence(p, q),
                          f"kl_divergence(p, q) for p = {show(p)}, q = {show(q)}",
-                         diagnoses=[equals(lambda: kl_divergence(q, p),
+                         diagnoses=[equals(lambda p=p, q=q: kl_divergence(q, p),
                                            "this is KL(q || p): the arguments are "
                                            "swapped; KL(p || q) = sum p log(p / q)")])
 
@@ -251,7 +251,7 @@ def _activation_checks(name, forward, ref, hint):
     checks = [("values", values), ("finite differences", finite_differences),
               ("float32 kept", float32), ("empty batch", empty_batch),
               ("inputs unchanged", inputs_kept)]
-    return checks + [("at x = 0", at_zero)] if name == "relu_backward" else checks
+    return [*checks, ("at x = 0", at_zero)] if name == "relu_backward" else checks
 
 
 def _relu_hint(got, dout, cache):

@@ -102,8 +102,8 @@ def _logsumexp_all_neg_inf(f):
     expect_close(f(x.copy()), want, f"logsumexp(x) for a row of -inf, x = {show(x)}",
                  diagnoses=[lambda got: "a row of -inf has max -inf, and -inf - (-inf) "
                             "is NaN: use a finite shift for such a row (logsumexp is "
-                            "-inf there)" if np.isnan(np.asarray(got, dtype=float)).any()
-                            else ""])
+                            "-inf there)" if np.isnan(
+                                np.asarray(got, dtype=float)).any() else ""])
 
 
 _TARGETS = np.array([2, 0, 3])

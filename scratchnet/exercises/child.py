@@ -326,8 +326,9 @@ def main(argv: List[str]) -> int:
         try:
             answer = ops[request["op"]](request)
         except BaseException as err:  # a request the student's objects broke
-            answer = {"ok": False, "error": {"type": type(err).__name__, "message":
-                                             str(err)[:500], "where": "", "todo": False}}
+            answer = {"ok": False, "error": {
+                "type": type(err).__name__, "message": str(err)[:500], "where": "",
+                "todo": False}}
         try:
             payload = pack(answer)
         except Exception as err:  # an answer that cannot be sent

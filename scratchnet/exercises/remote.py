@@ -1,4 +1,4 @@
-"""The student's side as a check sees it: calls that run in the child, and nothing left after.
+"""The student's side as a check sees it: calls run in the child, nothing left after.
 
 A check calls the student's function as if it were here: :class:`Remote`
 sends the arguments to the child (:mod:`scratchnet.exercises.child`), and
@@ -111,7 +111,8 @@ class Child:
                 [sys.executable, "-m", "scratchnet.exercises.child", str(req_r),
                  str(ans_w), str(memory_mb), str(cpu)], pass_fds=(req_r, ans_w),
                 start_new_session=True, stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=stderr, cwd=self.workdir.name, env=env)
+                stdout=subprocess.DEVNULL, stderr=stderr, cwd=self.workdir.name,
+                env=env)
         os.close(req_r)
         os.close(ans_w)
         self.request({"op": "start", "dir": str(directory), "library": homes,
@@ -119,7 +120,7 @@ class Child:
 
     def request(self, message: Dict[str, Any], timeout: float | None = None
                 ) -> Dict[str, Any]:
-        """Send one request; the answer, or :class:`ChildLost` (the child is then killed)."""
+        """Send one request; the answer, or :class:`ChildLost` (the child killed)."""
         wait = timeout if timeout is not None else self.limit + 2.0
         try:
             write_frame(self.req_w, pack(message))
@@ -291,7 +292,8 @@ class Remote:
 
     def ask(self, message: Dict[str, Any]) -> Dict[str, Any]:
         answer = self.child.request({**message, "exercise": self.exercise,
-                                     "replace": self.replace, "limit": self.child.limit})
+                                     "replace": self.replace,
+                                     "limit": self.child.limit})
         if self.exercise in answer.get("library", ()):
             raise LibraryUsed(self.exercise)
         if not answer["ok"]:
@@ -318,7 +320,7 @@ class Remote:
 
 
 class Objects:
-    """Objects built in the child: the student's class of a method exercise, the library's.
+    """Objects built in the child: the student's class and the library's.
 
     The interface the checks of method exercises use; :class:`Local` has
     the same one.
@@ -329,7 +331,8 @@ class Objects:
     True
     """
 
-    def __init__(self, child: Child, exercise: str, replace: Sequence[str] = ()) -> None:
+    def __init__(self, child: Child, exercise: str,
+                 replace: Sequence[str] = ()) -> None:
         self.child, self.exercise, self.replace = child, exercise, list(replace)
 
     def remote(self, target, **kw) -> Remote:
@@ -364,7 +367,7 @@ class Objects:
 
 
 class Local:
-    """The same interface in this process, for a student's own tests (``assert_passes``).
+    """The same interface in this process, for a student's tests (``assert_passes``).
 
     Parameters
     ----------
