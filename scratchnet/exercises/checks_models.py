@@ -11,7 +11,7 @@ linear in x and cannot follow it); the child returns the network's logits on
 the points the grader's integration rule chooses, and the grader computes
 the expected KL divergence to the exact posterior, which must be below
 :data:`KL_THRESHOLD`.  The checks see the student's side through the
-interface of :class:`~scratchnet.exercises.remote.Objects`: ``s.new``,
+interface of :class:`~scratchnet.exercises.sides.Objects`: ``s.new``,
 ``s.method``, ``s.function``, ``s.get``, ``s.assign``.
 """
 
@@ -70,7 +70,7 @@ def train_to_posterior(s: Any = None, model: Any = None, step: Any = None,
     >>> train_to_posterior(seed=0) < KL_THRESHOLD
     True
     """
-    from .remote import Local
+    from .sides import Local
 
     s = s or Local(TwoLayerMLP)
     task = tasks.unequal_variance()

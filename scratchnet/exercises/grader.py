@@ -29,8 +29,10 @@ from .analysis import NUMERICAL, find_package, handout_names, read_exercise
 from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
 from .checking import CHECKS, run_checks
-from .remote import Child, ChildLost, LibraryUsed, Objects, become_reaper, reap
+from .reaper import become_reaper, reap
+from .remote import Child, ChildLost, LibraryUsed
 from .report import Report
+from .sides import Objects
 
 __all__ = ["Report", "UsageError", "check", "exercises_in", "grade", "main"]
 
