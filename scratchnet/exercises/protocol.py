@@ -56,8 +56,9 @@ only).  Requests:
 ``assign`` ``handle``, ``path``, ``value``: written into the array there
 =========  ================================================================
 
-An answer is ``{"ok": true, "value", "args", "kwargs", "seconds",
-"library": [ids]}`` (``args`` and ``kwargs`` as they are after the call;
+Every request carries a ``nonce`` that its answer must echo (an answer the
+student's code wrote into the pipe itself fails its request).  An answer
+is ``{"ok": true, "value", "args", "kwargs", "seconds", "library": [ids]}`` (``args`` and ``kwargs`` as they are after the call;
 ``library``: the watched library objects that ran during it) or ``{"ok":
 false, "error": {"type", "message", "where", "todo"}}`` (``where``: the
 student's file and line; ``todo``: a ``NotImplementedError`` raised in the

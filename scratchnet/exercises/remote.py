@@ -14,6 +14,7 @@ every exercise.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -152,11 +153,13 @@ class Child:
         True
         """
         wait = timeout if timeout is not None else self.limit + 2.0
+        nonce = secrets.token_hex(8)   # an answer must echo its request's nonce
         try:
-            write_frame(self.req_w, pack(message))
+            write_frame(self.req_w, pack({**message, "nonce": nonce}))
             answer = unpack(read_frame(self.ans_r, timeout=wait))
-            if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
-                raise ProtocolError("an answer that is not an answer")
+            if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool) \
+                    or answer.get("nonce") != nonce:
+                raise ProtocolError("an answer that is not the answer to this request")
             return answer
         except (ProtocolError, OSError) as err:
             tail = self.log.read_text(errors="replace").strip()[-300:] \
