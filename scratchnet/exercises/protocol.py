@@ -58,8 +58,9 @@ only).  Requests:
 
 Every request carries a ``nonce`` that its answer must echo (an answer the
 student's code wrote into the pipe itself fails its request).  An answer
-is ``{"ok": true, "value", "args", "kwargs", "seconds", "library": [ids]}`` (``args`` and ``kwargs`` as they are after the call;
-``library``: the watched library objects that ran during it) or ``{"ok":
+is ``{"ok": true, "value", "args", "kwargs", "seconds", "library": [ids]}``
+(``args`` and ``kwargs`` as they are after the call; ``library``: the
+watched library objects that ran during it) or ``{"ok":
 false, "error": {"type", "message", "where", "todo"}}`` (``where``: the
 student's file and line; ``todo``: a ``NotImplementedError`` raised in the
 student's files).
