@@ -251,4 +251,4 @@ def test_assert_passes_in_a_students_own_test():
 
 def test_the_reference_trains_to_the_posterior_with_margin_over_12_seeds():
     kls = [ex.train_to_posterior(seed=seed) for seed in range(12)]
-    assert max(kls) < ex.KL_THRESHOLD / 3, kls   # issue 30: the unequal-variance task
+    assert max(kls) < ex.KL_THRESHOLD / 1.5, kls   # issue 30: unequal variances
