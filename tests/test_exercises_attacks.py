@@ -352,3 +352,17 @@ def test_the_command_line_writes_and_grades_the_assignment(tmp_path, capsys):
     bad.write_text('{"exercises": [{"id": "softmax", "points": -1}]}')
     assert main(["check", str(tmp_path / "sub"), "--assignment", str(bad)]) == 2
     assert "points must be a positive number" in capsys.readouterr().out
+
+
+def test_a_broken_function_costs_only_itself_across_modules(tmp_path):
+    """softmax.py's softmax does not compile; losses.py imports it with log_softmax:
+    log_softmax and cross_entropy keep their points, softmax loses its, and
+    cross_entropy_grad (which calls the missing softmax) is charged there."""
+    _, results = _grade(tmp_path, {"softmax": [("def softmax(x):", "def softmax(x")]},
+                        ["softmax", "log_softmax", "cross_entropy", "cross_entropy_grad"])
+    assert results["softmax"]["points"] == 0
+    assert "syntax error at softmax.py line" in results["softmax"]["message"]
+    assert results["log_softmax"]["points"] == results["log_softmax"]["max_points"]
+    assert results["cross_entropy"]["points"] == results["cross_entropy"]["max_points"]
+    grad = results["cross_entropy_grad"]
+    assert grad["points"] == grad["max_points"]   # carried: softmax is graded there

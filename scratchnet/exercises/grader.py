@@ -244,6 +244,8 @@ def grade(job: Dict[str, Any]) -> Report:
         if findings[ex.id]["status"] == "ok":
             modules[ex.chapter] = modules.get(ex.chapter, False) or \
                 findings[ex.id]["broken_module"]
+    # modules built definition by definition first: the others import them
+    modules = dict(sorted(modules.items(), key=lambda item: not item[1]))
     children = _Children(directory, modules, job)
     done: Dict[str, Dict[str, Any]] = {}
     failed: set = set()
