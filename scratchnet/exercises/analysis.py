@@ -101,7 +101,7 @@ def _one_name_each(source: str) -> List[str]:
     node = tree.body[0] if len(tree.body) == 1 else None
     if not isinstance(node, (ast.Import, ast.ImportFrom)) or len(node.names) < 2:
         return [source]
-    return [ast.unparse(type(node)(**{**{f: getattr(node, f) for f in node._fields},
+    return [ast.unparse(type(node)(**{**dict(ast.iter_fields(node)),
                                       "names": [alias]})) + "\n"
             for alias in node.names]
 
