@@ -10,6 +10,10 @@ separated task measures the expected KL of the plain and the corrected
 readouts.
 """
 
+import json
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import optimize, special
@@ -138,3 +142,64 @@ def test_trained_readouts_reach_the_posterior_once_corrected(name):
     assert corrected < bound
     if name != "plain":
         assert plain > 0.03 and plain > 5 * corrected   # the distortion, undone
+
+
+# --- notebook 06, section 5: its training-derived numbers, within a tolerance ----
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "06_binary_classification.ipynb"
+
+
+def _stored_output(code_fragment):
+    """The printed output of the notebook's cell whose code contains the fragment."""
+    cells = json.loads(NOTEBOOK.read_text())["cells"]
+    cell = next(c for c in cells if code_fragment in "".join(c["source"]))
+    assert "nbval-ignore-output" in cell["metadata"].get("tags", [])
+    return "".join("".join(o.get("text", "")) for o in cell["outputs"])
+
+
+def _close(stored, fresh):
+    """Printed to 3 or 4 decimals from a training run: within 25% or 3e-4 (another
+    CPU's arithmetic moves the last digits of a 3,000-step run, not the claim)."""
+    return abs(stored - fresh) <= max(0.25 * fresh, 3e-4)
+
+
+def test_notebook_06_options_numbers_hold_within_a_tolerance():
+    """The cell that prints each option's expected KL, plain and corrected, redone
+    here as the notebook does it (sn.train, SGD 0.1, batches of 64, seeds 0 and 1)."""
+    out = _stored_output('print(f"{name:20s} expected KL from the posterior')
+    task = sn.tasks.separated()
+    for name, (sizes, loss) in {
+        "pos_weight=9": ([1, 32, 1], BCEWithLogitsLoss(pos_weight=9.0)),
+        "weight=[1, 4]": ([1, 32, 2], CrossEntropyLoss(weight=[1.0, 4.0])),
+        "label_smoothing=0.2": ([1, 32, 2], CrossEntropyLoss(label_smoothing=0.2)),
+    }.items():
+        model = sn.MLP(sizes, rng=0)
+        sn.train(model, task, steps=3000, batch_size=64, lr=0.1, loss=loss, rng=1)
+        line = next(row for row in out.splitlines() if row.startswith(name + " "))
+        plain, corrected = (float(v) for v in re.findall(r"(?:readout|proba) (\d+\.\d+)", line))
+        assert _close(plain, task.expected_kl(plain_readout(model), log_probs=True))
+        assert _close(corrected, task.expected_kl(model))
+        assert plain > 0.03 and corrected < 0.02                # what the prose says
+
+
+def test_notebook_06_reweighting_numbers_hold_within_a_tolerance():
+    out = _stored_output("def q_reweighted(x):")
+    balanced = sn.tasks.separated()
+    imbalanced = sn.GaussianClasses(balanced.means, balanced.scales, priors=[0.9, 0.1])
+    models = {}
+    for name, loss in [("plain", "binary_cross_entropy"),
+                       ("reweighted", BCEWithLogitsLoss(pos_weight=9.0))]:
+        models[name] = sn.MLP([1, 32, 1], rng=0)
+        sn.train(models[name], imbalanced, steps=3000, batch_size=64, lr=0.1, loss=loss,
+                 rng=1)
+
+    def sigmoid_columns(s):
+        return np.column_stack([sn.sigmoid(-s[:, 0]), sn.sigmoid(s[:, 0])])
+
+    fresh = [balanced.expected_kl(models["plain"]),
+             balanced.expected_kl(lambda x: sigmoid_columns(models["reweighted"].forward(x))),
+             balanced.expected_kl(lambda x: sigmoid_columns(models["plain"].forward(x)
+                                                            + np.log(9.0))),
+             imbalanced.expected_kl(models["reweighted"])]
+    stored = [float(v) for v in re.findall(r"posterior: (\d+\.\d+)", out)]
+    assert len(stored) == 4
+    assert all(_close(s, f) for s, f in zip(stored, fresh)), (stored, fresh)
