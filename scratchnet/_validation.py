@@ -288,6 +288,16 @@ def check_distribution(
         )
 
 
+def broadcast_named(shapes: dict) -> tuple:
+    """The shape the named shapes broadcast to; else ``ValueError`` naming them."""
+    try:
+        return np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        got = " and ".join(str(s) for s in shapes.values())
+        raise ValueError(f"{' and '.join(shapes)} must have broadcastable shapes; got "
+                         f"shapes {got}") from None
+
+
 def broadcast_outcome_axis(shapes: dict, axis: Any) -> tuple[int, int]:
     """Broadcast the named shapes; return (ndim, axis) after checking the axis.
 
@@ -296,11 +306,7 @@ def broadcast_outcome_axis(shapes: dict, axis: Any) -> tuple[int, int]:
     """
     names = " and ".join(shapes)
     got = " and ".join(str(s) for s in shapes.values())
-    try:
-        shape = np.broadcast_shapes(*shapes.values())
-    except ValueError:
-        raise ValueError(f"{names} must have broadcastable shapes; got shapes "
-                         f"{got}") from None
+    shape = broadcast_named(shapes)
     axis = normalize_axis(axis, len(shape), array=names)
     for s in shapes.values():
         if ((1,) * (len(shape) - len(s)) + tuple(s))[axis] != shape[axis]:

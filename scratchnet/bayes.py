@@ -119,7 +119,7 @@ class _Rule(NamedTuple):
         if not return_stderr:
             return estimate
         stderr = 0.0
-        if self.monte_carlo and math.isfinite(estimate):  # +inf is exact: see expected_kl
+        if self.monte_carlo and math.isfinite(estimate):  # inf is exact (expected_kl)
             stderr = float(values.std(ddof=1) / math.sqrt(values.size))
         return Estimate(estimate, stderr)
 

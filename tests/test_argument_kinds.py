@@ -300,6 +300,8 @@ row(metrics.loss_landscape, (np.array("mse"), 0.5, 0.5), {}, TypeError, "kind")
 row(metrics.loss_landscape, ("hinge", 0.5, 0.5), {}, ValueError, "kind")
 row(metrics.loss_landscape, ("mse", "a", 0.5), {}, TypeError, "correct")
 row(metrics.loss_landscape, ("mse", 0.5, "a"), {}, TypeError, "other")
+row(metrics.loss_landscape, ("mse", np.zeros(3), np.zeros(4)), {}, ValueError,
+    "correct and other must have broadcastable shapes", received="(3,) and (4,)")
 
 # --- gradcheck -------------------------------------------------------------------------
 for f in (gradcheck.numerical_gradient, gradcheck.gradient_check):
