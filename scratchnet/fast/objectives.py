@@ -136,7 +136,8 @@ def _mse(outputs: np.ndarray, targets: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):  # as the chapter: (1e300)^2 is inf, correctly
         squares = np.square(outputs)   # rounded (the caller checks the losses)
     losses = squares.reshape(len(outputs), -1).sum(axis=1) / size
-    outputs *= 2.0 * (1.0 / size)  # as scoring.mse_loss_grad
+    with np.errstate(over="ignore"):  # as scoring.mse_loss_grad: inf past 1.8e308
+        outputs *= 2.0 * (1.0 / size)
     return losses.astype(np.float64)
 
 
