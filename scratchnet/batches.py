@@ -222,7 +222,7 @@ def hold_out(data: Any, validation: Any, model: Any, rng: np.random.Generator
         raise TypeError("validation as a share needs a fixed dataset (x, c) as data; "
                         "with a task or a sampler, pass a validation set (x, c)")
     x, c = _check_batch(as_float_array(data[0], "x"), data[1], model, "dataset")
-    n_val = int(round(validation * len(x)))
+    n_val = round(validation * len(x))
     if not 1 <= n_val < len(x):
         raise ValueError(f"validation={validation} of {len(x)} samples leaves no "
                          "sample on one side; use a larger dataset or share")

@@ -34,8 +34,8 @@ from ._validation import (
     as_float_array,
     as_number_array,
     check_bool,
-    check_scalar,
     check_positive_int,
+    check_scalar,
     describe,
 )
 from .losses import nll_loss
@@ -273,7 +273,31 @@ class EarlyStopping:
         self.waited = 0
 
     def update(self, step: int, model: Any, *, last: bool = False) -> bool:
-        """Measure at ``step`` if it is due (or ``last``); True means stop."""
+        """Measure the validation NLL at ``step`` if it is due; say whether to stop.
+
+        Parameters
+        ----------
+        step : int
+            Updates made so far.
+        model : MLP or any model
+            With ``predict_log_proba`` and ``params``.
+        last : bool, default False
+            The last step of the run: measured whether due or not.
+
+        Returns
+        -------
+        bool
+            True when ``patience`` measurements in a row found no new lowest
+            NLL.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> watch = sn.history.EarlyStopping(np.zeros((1, 1)), [0], every=5,
+        ...                                  patience=1)
+        >>> watch.update(3, sn.MLP([1, 4, 2], rng=0)), watch.steps
+        (False, [])
+        """
         if step % self.every and not last:
             return False
         nll = float(nll_loss(model.predict_log_proba(self.x), self.c))
@@ -288,7 +312,31 @@ class EarlyStopping:
         return self.patience is not None and self.waited >= self.patience
 
     def restore(self, model: Any) -> int | None:
-        """Write the best parameters back into ``model.params``; their step."""
+        """Write the best parameters back into ``model.params``, in place.
+
+        Parameters
+        ----------
+        model : MLP or any model
+            The model that was measured.
+
+        Returns
+        -------
+        int or None
+            The step of the parameters restored; None when nothing is
+            restored (no ``patience``, or no finite NLL measured).
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> model = sn.MLP([1, 4, 2], rng=0)
+        >>> watch = sn.history.EarlyStopping(np.zeros((1, 1)), [0], every=1,
+        ...                                  patience=1)
+        >>> first = model.params["b1"].copy()
+        >>> _ = watch.update(1, model)
+        >>> model.params["b1"] += 1.0
+        >>> watch.restore(model), bool(np.all(model.params["b1"] == first))
+        (1, True)
+        """
         if self.patience is None or self.best_params is None:
             return None
         for name, best in self.best_params.items():

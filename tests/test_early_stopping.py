@@ -22,7 +22,7 @@ class Scripted:
         return 0.5, {"w": np.ones(1)}
 
     def predict_log_proba(self, x):
-        step = int(round(-self.params["w"][0]))
+        step = round(-self.params["w"][0])
         q0 = np.exp(-self.nll[step - 1])
         return np.log(np.tile([q0, 1 - q0], (len(x), 1)))
 
