@@ -37,6 +37,7 @@ CHAPTERS = [
     "train",
     "temperature",
     "metrics",
+    "estimators",
     "fast.kernels",
     "fast.params",
     "fast.mlp",
