@@ -24,9 +24,9 @@ The modules read in order, like chapters; each imports only those above it.
 ``units``            nats and bits (nats_to_bits, bits_to_nats), code length
 ``bayes``            the Bayes floor: Bayes loss and accuracy, expected KL,
                      population loss, for any generative model
-``fitting``          a generative model fitted to data: Gaussian classes by
-                     maximum likelihood (with shrinkage), PCA
-``gaussian``         GaussianClasses: P(X, C) and its Bayes posterior
+``gaussian``         GaussianClasses: P(X, C) and its Bayes posterior, and the
+                     model fitted to labelled data by maximum likelihood
+``two_gaussians``    the closed-form posterior of two 1-D Gaussian classes
 ``tasks``            the three experimental settings as named presets
 ``layers``           forward/backward pairs: linear, relu, tanh, softmax,
                      log_softmax
@@ -36,6 +36,8 @@ The modules read in order, like chapters; each imports only those above it.
                      LinearLR warm-up, SequentialLR), as PyTorch's
 ``history``          History: what a training run records
 ``batches``          where the batches come from: a task, a dataset, a sampler
+``fitting``          a generative model fitted to data: shrinkage toward a
+                     scaled identity, PCA
 ``datasets``         real data: the bundled digits, a stratified
                      train / validation / test split
 ``train``            train_step (forward, backward, update) and train
@@ -87,9 +89,10 @@ from . import (
     scoring,
     tasks,
     temperature,
+    two_gaussians,
     units,
 )
-from .gaussian import GaussianClasses, two_gaussian_posterior
+from .gaussian import GaussianClasses
 from .gradcheck import gradient_check, numerical_gradient
 from .history import History
 from .information import entropy, expected_kl, gibbs_inequality, kl_divergence
@@ -117,6 +120,7 @@ from .softmax import (
     softmax,
 )
 from .train import train, train_step
+from .two_gaussians import two_gaussian_posterior
 from .units import bits_to_nats, nats_to_bits
 
 _LAZY_MODULES = ("plotting", "experiments", "exercises", "estimators")
@@ -195,5 +199,6 @@ __all__ = [
     "train",
     "train_step",
     "two_gaussian_posterior",
+    "two_gaussians",
     "units",
 ]

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import as_class_indices, as_float_array, check_scalar
+from .losses import nll_loss
 from .softmax import log_softmax, softmax
 
 __all__ = ["fit_temperature", "temperature_nll", "temperature_scale"]
@@ -114,7 +115,8 @@ def temperature_nll(logits: Any, targets: Any, temperature: float) -> float:
     -------
     float
         :math:`-\frac1n \sum_j \log \operatorname{softmax}(z_j / T)_{c_j}`,
-        in nats (:func:`scratchnet.log_softmax`, exact for large logits).
+        in nats: :func:`scratchnet.nll_loss` of :func:`scratchnet.log_softmax`
+        (exact for large logits).
 
     Examples
     --------
@@ -128,7 +130,7 @@ def temperature_nll(logits: Any, targets: Any, temperature: float) -> float:
     z = _logits(logits)
     t = _check_targets(targets, z)
     log_q = log_softmax(z / _temperature(temperature), axis=1)
-    return float(-log_q[np.arange(len(t)), t].mean())
+    return float(nll_loss(log_q, t))                # -mean_j log q(c_j | x_j)
 
 
 def fit_temperature(logits: Any, targets: Any, *,

@@ -38,8 +38,9 @@ import numpy as np
 from .. import fast
 from .._validation import check_positive_int, check_scalar
 from ..datasets import Splits, load_digits
-from ..fitting import PCA, fit_gaussian_classes, fit_pca
+from ..fitting import PCA, fit_pca
 from ..gaussian import GaussianClasses
+from ..losses import nll_loss
 from ..metrics import expected_calibration_error
 from ..softmax import log_softmax
 from ..temperature import fit_temperature
@@ -190,18 +191,11 @@ def fit_generative(digits: Splits, dim: int, shrinkage: Optional[float] = None
     z_val, c_val = pca.transform(digits.validation.x), digits.validation.c
     scores = {}
     for alpha in SHRINKAGES if shrinkage is None else (shrinkage,):
-        task = GaussianClasses(*fit_gaussian_classes(z, c, shrinkage=alpha))
-        scores[alpha] = _nll(task.log_posterior(z_val), c_val)
+        task = GaussianClasses.fit(z, c, shrinkage=alpha)
+        scores[alpha] = float(nll_loss(task.log_posterior(z_val), c_val))
     best = min(scores, key=scores.get)
-    task = GaussianClasses(*fit_gaussian_classes(z, c, shrinkage=best))
+    task = GaussianClasses.fit(z, c, shrinkage=best)
     return FittedModel(pca, task, best, scores)
-
-
-def _nll(log_q: np.ndarray, c: np.ndarray) -> float:
-    """Mean -log q(c_j | x_j) of log-probabilities (..., n, M): float or (...,)."""
-    index = np.broadcast_to(c[:, None], (*log_q.shape[:-1], 1))
-    picked = np.take_along_axis(log_q, index, axis=-1)
-    return -picked[..., 0].mean(axis=-1)
 
 
 def _snapshot_steps(steps: int, count: int) -> list[int]:
@@ -302,7 +296,7 @@ def real_unit(digits: Splits, settings: DigitsSettings) -> dict:
 
     def measure(step: int, ens: fast.Ensemble) -> None:
         log_q = ens.predict_log_proba(x)
-        nll.append(_nll(log_q, c))
+        nll.append([nll_loss(lq, c) for lq in log_q])
         ece.append([expected_calibration_error(np.exp(lq), c) for lq in log_q])
         accuracy.append((log_q.argmax(axis=-1) == c).mean(axis=-1))
 
@@ -317,7 +311,7 @@ def real_unit(digits: Splits, settings: DigitsSettings) -> dict:
 def _scores(logits: np.ndarray, c: np.ndarray, temperature: float) -> dict:
     """Test NLL, ECE and accuracy of softmax(logits / T)."""
     log_q = log_softmax(logits / temperature, axis=1)
-    return {"nll": float(_nll(log_q, c)),
+    return {"nll": float(nll_loss(log_q, c)),
             "ece": expected_calibration_error(np.exp(log_q), c),
             "accuracy": float((log_q.argmax(axis=1) == c).mean())}
 
