@@ -92,6 +92,7 @@ from . import (
     two_gaussians,
     units,
 )
+from ._validation import ScratchnetWarning
 from .gaussian import GaussianClasses
 from .gradcheck import gradient_check, numerical_gradient
 from .history import History
@@ -145,6 +146,7 @@ __all__ = [
     "History",
     "LinearLR",
     "Optimizer",
+    "ScratchnetWarning",
     "SequentialLR",
     "StepLR",
     "TwoLayerMLP",

@@ -298,6 +298,10 @@ class EarlyStopping:
         >>> watch.update(3, sn.MLP([1, 4, 2], rng=0)), watch.steps
         (False, [])
         """
+        step = check_positive_int(step, "step")
+        if not hasattr(model, "predict_log_proba"):
+            raise TypeError("model must have .predict_log_proba (see sn.MLP); got "
+                            f"{type(model).__name__}")
         if step % self.every and not last:
             return False
         nll = float(nll_loss(model.predict_log_proba(self.x), self.c))
@@ -337,6 +341,9 @@ class EarlyStopping:
         >>> watch.restore(model), bool(np.all(model.params["b1"] == first))
         (1, True)
         """
+        if not isinstance(getattr(model, "params", None), Mapping):
+            raise TypeError("model must have .params, a dict of arrays (see sn.MLP); "
+                            f"got {type(model).__name__}")
         if self.patience is None or self.best_params is None:
             return None
         for name, best in self.best_params.items():

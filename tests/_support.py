@@ -67,6 +67,7 @@ CHAPTERS = [
     "experiments.sweeps",
     "experiments.phase",
     "experiments.digits",
+    "experiments.real",
     "experiments",
     "experiments.cli",
     "exercises.catalogue",
