@@ -37,7 +37,7 @@ def wine_csv(tmp_path):
     """Wine with its label first, as the cultivars' names (strings)."""
     bunch = load_wine()
     names = np.array(["barbera", "barolo", "grignolino"])[bunch.target]
-    rows = [[label, *map(repr, x)] for label, x in zip(names, bunch.data)]
+    rows = [[label, *map(repr, x.tolist())] for label, x in zip(names, bunch.data)]
     return _write(tmp_path / "cultivars.csv", ["cultivar", *bunch.feature_names], rows)
 
 

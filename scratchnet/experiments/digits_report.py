@@ -24,7 +24,7 @@ from ..metrics import expected_calibration_error
 from .cli import OneLineParser, non_negative, out_dir, positive
 from .digits import DigitsResult, DigitsSettings, run_digits
 from .pool import cpu_count
-from .real import BUNDLED, run_real
+from .real import BUNDLED, REAL_SETTINGS, run_real
 
 __all__ = ["build_parser", "digits_table", "main", "real_main", "write_digits"]
 
@@ -251,7 +251,7 @@ def build_parser(command: str = "digits") -> argparse.ArgumentParser:
     >>> build_parser("real").parse_args(["--dataset", "wine"]).out.name
     'scratchnet-real'
     """
-    d = DigitsSettings()
+    d = DigitsSettings() if command == "digits" else REAL_SETTINGS
     data = ("the bundled digits" if command == "digits"
             else "any labelled data set (--dataset)")
     parser = OneLineParser(
