@@ -31,11 +31,17 @@ rest of the library does not import it.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_positive_int, check_scalar
+from ._validation import (
+    ScratchnetWarning,
+    check_choice,
+    check_positive_int,
+    check_scalar,
+)
 from .datasets import INSTALL_HINT, stratified_split
 from .fitting import GaussianParameters, fit_gaussian_classes
 from .gaussian import GaussianClasses
@@ -307,7 +313,10 @@ class NetworkClassifier(_LabelledClassifier):
     temperature : bool, default False
         Fit a temperature on the validation split
         (:func:`scratchnet.temperature.fit_temperature`) and divide the
-        log-probabilities by it.
+        log-probabilities by it.  Where the optimum lies at a bound of the
+        search (a validation split the network separates perfectly drives
+        :math:`T \to 0`), the temperature stays 1 with a
+        :class:`~scratchnet.ScratchnetWarning`.
     random_state : int, RandomState or None, default None
         The initial weights, the split and the batches.
 
@@ -394,9 +403,21 @@ class NetworkClassifier(_LabelledClassifier):
             patience=self.patience if self.early_stopping else None)
         self.temperature_ = 1.0
         if self.temperature:
-            self.temperature_ = fit_temperature(
-                self.network_.predict_log_proba(X[validation]), codes[validation])
+            self.temperature_ = self._temperature(X[validation], codes[validation])
         return self
+
+    def _temperature(self, x: np.ndarray, codes: np.ndarray) -> float:
+        """The validation split's temperature; 1 where its optimum is at a bound."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ScratchnetWarning)
+            t = fit_temperature(self.network_.predict_log_proba(x), codes)
+        if not any(issubclass(w.category, ScratchnetWarning) for w in caught):
+            return t
+        warnings.warn(f"temperature_ is kept at 1: {caught[0].message}. A validation "
+                      f"split of {len(codes)} samples that the network separates "
+                      "says nothing about its confidence elsewhere",
+                      ScratchnetWarning, stacklevel=3)
+        return 1.0
 
     def _split(self, codes: np.ndarray, seed: int) -> tuple:
         """Training rows and validation rows (None without early stopping or T)."""

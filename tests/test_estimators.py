@@ -29,6 +29,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
+import scratchnet as sn  # noqa: E402
 from scratchnet.datasets import stratified_split  # noqa: E402
 from scratchnet.estimators import GaussianClassifier, NetworkClassifier  # noqa: E402
 
@@ -248,3 +249,18 @@ def test_importing_scratchnet_does_not_import_the_estimators():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+def test_a_temperature_at_its_bound_is_not_used_and_says_why():
+    """breast_cancer's 46-sample validation split is separated by the network: the
+    NLL falls as T -> 0, and T = 0.01 would make the test NLL explode (about 8)."""
+    x, y = load_breast_cancer(return_X_y=True)
+    train, test = stratified_split(y, (0.8, 0.2), rng=0)
+    scale = StandardScaler().fit(x[train])
+    clf = NetworkClassifier(temperature=True, early_stopping=True, random_state=1)
+    with pytest.warns(sn.ScratchnetWarning, match="temperature_ is kept at 1: .*0.01"):
+        clf.fit(scale.transform(x[train]), y[train])
+    assert clf.temperature_ == 1.0
+    np.testing.assert_array_equal(clf.predict_log_proba(scale.transform(x[test])),
+                                  clf.network_.predict_log_proba(
+                                      scale.transform(x[test])))
