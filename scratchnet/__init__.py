@@ -92,7 +92,6 @@ from . import (
     two_gaussians,
     units,
 )
-from ._validation import ScratchnetWarning
 from .gaussian import GaussianClasses
 from .gradcheck import gradient_check, numerical_gradient
 from .history import History
@@ -120,6 +119,7 @@ from .softmax import (
     sigmoid,
     softmax,
 )
+from .temperature import ScratchnetWarning
 from .train import train, train_step
 from .two_gaussians import two_gaussian_posterior
 from .units import bits_to_nats, nats_to_bits

@@ -22,16 +22,6 @@ import numpy as np
 REDUCTIONS = ("mean", "sum", "none")
 
 
-class ScratchnetWarning(UserWarning):
-    """A result that is what was asked for but perhaps not what was meant.
-
-    scratchnet warns with this class, and the message says why (for example
-    a fitted temperature that stopped at a bound of its search interval), so
-    that ``warnings.filterwarnings("error", category=ScratchnetWarning)``
-    or ``pytest.warns(ScratchnetWarning)`` can single them out.
-    """
-
-
 def at_index(mask: np.ndarray) -> str:
     """Describe the first True entry of ``mask`` as ``'at index i'``."""
     index = np.unravel_index(int(np.argmax(mask)), mask.shape)

@@ -36,18 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import (
-    ScratchnetWarning,
-    check_choice,
-    check_positive_int,
-    check_scalar,
-)
+from ._validation import check_choice, check_positive_int, check_scalar
 from .datasets import INSTALL_HINT, stratified_split
 from .fitting import GaussianParameters, fit_gaussian_classes
 from .gaussian import GaussianClasses
 from .mlp import MLP
 from .softmax import log_softmax
-from .temperature import fit_temperature
+from .temperature import ScratchnetWarning, fit_temperature
 from .train import train
 
 try:

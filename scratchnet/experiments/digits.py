@@ -37,14 +37,14 @@ from typing import Any, Callable, NamedTuple, Optional
 import numpy as np
 
 from .. import fast
-from .._validation import ScratchnetWarning, check_positive_int, check_scalar
+from .._validation import check_positive_int, check_scalar
 from ..datasets import Splits, load_digits
 from ..fitting import PCA, fit_pca
 from ..gaussian import GaussianClasses
 from ..losses import nll_loss
 from ..metrics import expected_calibration_error
 from ..softmax import log_softmax
-from ..temperature import fit_temperature
+from ..temperature import ScratchnetWarning, fit_temperature
 from .pool import single_threaded_blas, worker_context
 
 __all__ = ["DigitsResult", "DigitsSettings", "FittedModel", "fit_generative",
