@@ -4,7 +4,7 @@ Everything the library teaches works on arrays of class indices
 :math:`0 .. M-1`.  A practitioner holds a table ``X`` and labels ``y`` of any
 kind (strings, booleans, floats, categories) and expects an *estimator*:
 ``fit(X, y)``, ``predict``, ``predict_proba``, ``score``, and a place in a
-:class:`~sklearn.pipeline.Pipeline`, ``cross_val_score``, ``GridSearchCV`` or
+``Pipeline``, ``cross_val_score``, ``GridSearchCV`` or
 ``CalibratedClassifierCV``.  Two estimators wrap the chapters:
 
 * :class:`GaussianClassifier` fits Gaussian classes by maximum likelihood
@@ -186,7 +186,7 @@ class GaussianClassifier(_LabelledClassifier):
     shrinkage : float in [0, 1], default 0.0
         :math:`\alpha`: each covariance :math:`(1 - \alpha) S + \alpha
         (\operatorname{tr} S / D) I`.  It depends on the features' scales:
-        standardise them first (:class:`~sklearn.preprocessing.StandardScaler`).
+        standardise them first (scikit-learn's ``StandardScaler``).
     covariance : {"full", "tied", "diag"}, default "full"
         One covariance per class (QDA), one shared (``"tied"``, LDA) or
         diagonal ones (naive Bayes); see :func:`fit_gaussian_kind`.

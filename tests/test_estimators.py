@@ -264,3 +264,25 @@ def test_a_temperature_at_its_bound_is_not_used_and_says_why():
     np.testing.assert_array_equal(clf.predict_log_proba(scale.transform(x[test])),
                                   clf.network_.predict_log_proba(
                                       scale.transform(x[test])))
+
+
+def test_the_docs_shrinkage_numbers_are_what_the_code_computes():
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "unknown_model.md").read_text(encoding="utf-8")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    x, y = load_wine(return_X_y=True)
+    folds = StratifiedKFold(5, shuffle=True, random_state=0)
+
+    def accuracy(alpha, scale):
+        model = GaussianClassifier(shrinkage=alpha)
+        model = make_pipeline(StandardScaler(), model) if scale else model
+        return f"{cross_val_score(model, x, y, cv=folds).mean():.3f}"
+
+    raw = [accuracy(a, False) for a in (0.0, 0.1, 0.5)]
+    scaled = [accuracy(a, True) for a in (0.1, 0.5)]
+    assert (f"5-fold accuracy {raw[0]} without shrinkage, {raw[1]} at $\\alpha = 0.1$, "
+            f"{raw[2]}\nat 0.5") in page
+    assert f"the same shrinkages give {scaled[0]} and {scaled[1]}" in page
+    assert (f"accuracy {raw[0]} without\nshrinkage, {raw[1]} at 0.1; standardised: "
+            f"{scaled[0]}") in readme
