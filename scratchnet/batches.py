@@ -156,6 +156,9 @@ def batches_of(data: Any, model: Any, batch_size: int, rng: np.random.Generator
             raise ValueError("a fixed dataset must be a pair (x, c); got a "
                              f"{type(data).__name__} of length {len(data)}")
         x = as_float_array(data[0], "x", allow_empty=False)
+        if x.ndim == 0:
+            raise TypeError("x must be a sequence of inputs, shape (n,) or (n, d); "
+                            f"got the scalar {data[0]!r}")
         if np.ndim(data[1]) == 0:
             raise TypeError("c must be a sequence of labels, one per input; got "
                             f"{data[1]!r}")

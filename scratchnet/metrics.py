@@ -35,6 +35,7 @@ import numpy as np
 from ._validation import (
     as_class_indices,
     as_float_array,
+    broadcast_named,
     check_choice,
     check_distribution,
     check_positive_int,
@@ -275,8 +276,9 @@ def loss_landscape(kind: str, correct: Any, other: Any) -> np.ndarray:
     array([0.693147, 0.      ])
     """
     kind = check_choice(kind, "kind", ("mse", "cross_entropy"))
-    correct, other = np.broadcast_arrays(as_float_array(correct, "correct"),
-                                         as_float_array(other, "other"))
+    correct, other = as_float_array(correct, "correct"), as_float_array(other, "other")
+    shape = broadcast_named({"correct": correct.shape, "other": other.shape})
+    correct, other = np.broadcast_to(correct, shape), np.broadcast_to(other, shape)
     if kind == "mse":
         return (correct - 1.0) ** 2 + (other + 1.0) ** 2
     return -log_softmax(np.stack([correct, other], axis=-1))[..., 0]

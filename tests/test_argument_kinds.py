@@ -100,6 +100,8 @@ for f in (softmax.softmax, softmax.log_softmax, softmax.logsumexp):
     row(f, (LOGITS,), {"axis": True}, TypeError, "axis")
     row(f, (LOGITS,), {"axis": [0]}, TypeError, "axis")
     row(f, (LOGITS,), {"axis": np.array([0, 1])}, TypeError, "axis")
+    # a 0-d input is the input's fault, not the axis's (issue 29)
+    row(f, (1.0,), {}, ValueError, "x must have at least one dimension", received="scalar")
 row(softmax.logsumexp, (LOGITS,), {"keepdims": "yes"}, TypeError, "keepdims")
 row(softmax.logsumexp, (LOGITS,), {"keepdims": [True]}, TypeError, "keepdims")
 for f in (softmax.sigmoid, softmax.log_sigmoid, softmax.logit):
@@ -178,6 +180,8 @@ for f in [information.entropy, *TWO]:
     row(f, args, {"axis": "0"}, TypeError, "axis")
     row(f, args, {"axis": [0]}, TypeError, "axis")
     row(f, ("abc", *args[1:]), {}, TypeError, "p")
+    row(f, (0.5,) * len(args), {}, ValueError, "p" + " and q" * (len(args) - 1)
+        + " must have at least one dimension", received="scalar")
 for f in TWO:
     row(f, (P, "abc"), {}, TypeError, "q")
     row(f, (P,), {"log_q": "abc"}, TypeError, "log_q")
@@ -296,6 +300,8 @@ row(metrics.loss_landscape, (np.array("mse"), 0.5, 0.5), {}, TypeError, "kind")
 row(metrics.loss_landscape, ("hinge", 0.5, 0.5), {}, ValueError, "kind")
 row(metrics.loss_landscape, ("mse", "a", 0.5), {}, TypeError, "correct")
 row(metrics.loss_landscape, ("mse", 0.5, "a"), {}, TypeError, "other")
+row(metrics.loss_landscape, ("mse", np.zeros(3), np.zeros(4)), {}, ValueError,
+    "correct and other must have broadcastable shapes", received="(3,) and (4,)")
 
 # --- gradcheck -------------------------------------------------------------------------
 for f in (gradcheck.numerical_gradient, gradcheck.gradient_check):
