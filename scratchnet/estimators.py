@@ -32,7 +32,7 @@ rest of the library does not import it.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -47,14 +47,15 @@ from .train import train
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin
-    from sklearn.utils import check_random_state
+    from sklearn.utils import check_random_state, metadata_routing
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_is_fitted, validate_data
 except ImportError:  # pragma: no cover - the error names the extra
     raise ImportError("scratchnet.estimators needs scikit-learn: "
                       f"{INSTALL_HINT}") from None
 
-__all__ = ["GaussianClassifier", "NetworkClassifier", "fit_gaussian_kind"]
+__all__ = ["GaussianClassifier", "LabelledClassifier", "NetworkClassifier",
+           "fit_gaussian_kind"]
 
 COVARIANCES = ("full", "tied", "diag")
 
@@ -118,8 +119,31 @@ def fit_gaussian_kind(x: np.ndarray, targets: np.ndarray, num_classes: int,
     return GaussianParameters(means, np.array(covariances), counts / len(x))
 
 
-class _LabelledClassifier(ClassifierMixin, BaseEstimator):
-    """What both estimators share: labels in and out, fitted-state checks."""
+class LabelledClassifier(ClassifierMixin, BaseEstimator):
+    """What both estimators share: labels in and out, fitted-state checks.
+
+    A subclass defines ``fit`` (calling ``_encode``, which sets ``classes_``
+    and checks ``X`` with scikit-learn's ``validate_data``) and
+    ``predict_log_proba`` (calling ``_inputs``); ``predict_proba``,
+    ``predict`` and ``score`` (scikit-learn's mean accuracy) follow.
+
+    Attributes
+    ----------
+    classes_ : ndarray, shape (M,)
+        ``np.unique(y)``: the labels, sorted; class :math:`c` of the
+        chapters is ``classes_[c]``.
+
+    Examples
+    --------
+    >>> from scratchnet.estimators import GaussianClassifier, LabelledClassifier
+    >>> issubclass(GaussianClassifier, LabelledClassifier)
+    True
+    """
+
+    # fit takes no sample weights, and score's are not routed by meta-estimators:
+    # no set_score_request method (its docstring is scikit-learn's, not ours)
+    __metadata_request__score: ClassVar[dict] = {
+        "sample_weight": metadata_routing.UNUSED}
 
     def _encode(self, X: Any, y: Any) -> tuple:
         """``X`` (n, D) float64 and ``y`` as indices into ``classes_`` (set here)."""
@@ -178,7 +202,7 @@ class _LabelledClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(log_q, axis=1)]
 
 
-class GaussianClassifier(_LabelledClassifier):
+class GaussianClassifier(LabelledClassifier):
     r"""Gaussian classes fitted by maximum likelihood; their exact Bayes posterior.
 
     Parameters
@@ -280,7 +304,7 @@ class GaussianClassifier(_LabelledClassifier):
         return self.model_.log_posterior(x)
 
 
-class NetworkClassifier(_LabelledClassifier):
+class NetworkClassifier(LabelledClassifier):
     r"""A multi-layer perceptron trained with cross-entropy: the chapters' MLP.
 
     Parameters
