@@ -142,3 +142,17 @@ def test_the_module_entry_point_dispatches_real(tmp_path):
     out = subprocess.run([sys.executable, "-m", "scratchnet", "real", "--help"],
                          capture_output=True, text=True, check=True)
     assert "scratchnet real" in out.stdout
+
+
+def test_stratified_split_takes_two_shares():
+    from scratchnet.datasets import load_digits, stratified_split
+    targets = np.repeat([0, 1, 2], [10, 21, 7])
+    train, held = stratified_split(targets, (0.8, 0.2), rng=3)
+    assert sorted(np.concatenate([train, held]).tolist()) == list(range(38))
+    assert np.bincount(targets[held]).tolist() == [2, 4, 1]   # round(0.2 n_c)
+    with pytest.raises(ValueError, match="two or three positive shares"):
+        stratified_split(targets, (0.5, 0.2, 0.2, 0.1))
+    with pytest.raises(ValueError, match=r"encode other labels"):
+        stratified_split(np.array(["a", "b"]))
+    with pytest.raises(ValueError, match="three shares"):
+        load_digits(fractions=(0.8, 0.2))
