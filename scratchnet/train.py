@@ -355,6 +355,15 @@ def train(
     >>> gap = history.losses[-500:].mean() - task.bayes_loss()
     >>> bool(abs(gap) < 0.02)   # the loss has reached the Bayes loss H(C|X)
     True
+
+    Early stopping on a quarter of a fixed sample held out (the validation
+    NLL measured once an epoch, the best parameters restored):
+
+    >>> x, c = task.sample(200, rng=0)
+    >>> history = sn.train(sn.MLP([1, 16, 2], rng=0), (x, c), steps=2000,
+    ...                    batch_size=30, lr=0.05, rng=1, validation=0.25, patience=5)
+    >>> bool(history.best_step <= history.steps <= 2000), history.validation_steps[:3]
+    (True, array([ 5, 10, 15]))
     """
     steps = check_positive_int(steps, "steps")
     batch_size = check_positive_int(batch_size, "batch_size")
