@@ -170,14 +170,17 @@ def write_digits(result: DigitsResult, out: Path, format: str = "png") -> list[P
               "generative, T": "fitted model, T = {t:.2f}"}
     temps = {"network, T": real["temperatures"][0],
              "generative, T": real["generative_temperature"]}
+    legend: dict = {}
     for ax, (key, probs) in zip(axes.flat, real["probabilities"].items()):
         plot_reliability_diagram(probs, real["test_targets"], ax=ax)
         ece = expected_calibration_error(probs, real["test_targets"])
         title = titles[key].format(seed=result.settings.seed, t=temps.get(key, 1.0))
         ax.set_title(f"{title}: ECE {ece:.3f}", fontsize="medium")
-        handles, labels = ax.get_legend_handles_labels()
+        shown = ax.get_legend()
+        legend.update(zip((t.get_text() for t in shown.texts), shown.legend_handles))
         ax.get_legend().remove()
-    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize="small")
+    fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=2,
+               fontsize="small")
     fig.suptitle(f"{name}, test split: reliability of the network and of the fitted "
                  "model, before and after temperature scaling")
     save(fig, f"{name}_reliability")

@@ -134,7 +134,7 @@ def plot_reliability_diagram(
     ax = new_axes(ax, figsize=(4.8, 4.6))
     bars = ax.bar(edges[:-1], accuracy, width=1.0 / n_bins, align="edge",
                   color=CLASS_COLORS[0], alpha=0.75, edgecolor="white",
-                  label="accuracy")
+                  label="accuracy (samples at the foot)")
     for bar in np.array(bars.patches, dtype=object)[few]:
         bar.set(alpha=0.3, hatch="//")
     for left, n in zip(edges[:-1][filled], counts[filled]):
@@ -148,7 +148,7 @@ def plot_reliability_diagram(
         handles.append(Patch(facecolor=CLASS_COLORS[0], alpha=0.3, hatch="//",
                              label=f"fewer than {min_count} samples"))
     name = "" if title is None else f"{title}: "
-    ax.set(xlabel="confidence (probability of the predicted class); counts at foot",
+    ax.set(xlabel="confidence (probability of the predicted class)",
            ylabel="accuracy", xlim=(0, 1), ylim=(0, 1), aspect="equal",
            title=f"{name}reliability, ECE = {ece:.3f} (n = {counts.sum():,})")
     ax.legend(handles=handles, loc="upper left", fontsize="small")
