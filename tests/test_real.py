@@ -156,3 +156,21 @@ def test_stratified_split_takes_two_shares():
         stratified_split(np.array(["a", "b"]))
     with pytest.raises(ValueError, match="three shares"):
         load_digits(fractions=(0.8, 0.2))
+
+
+def test_standardising_the_digits_hurts_the_fitted_model_as_the_docs_say():
+    from pathlib import Path
+
+    from scratchnet.experiments.digits import fit_generative
+    from scratchnet.losses import nll_loss
+    page = (Path(__file__).resolve().parents[1] / "docs" / "unknown_model.md").read_text(
+        encoding="utf-8")
+    table = load_table("digits")
+    said = []
+    for splits in (standardize(table.splits), table.splits):
+        fitted = fit_generative(splits, 16)
+        nll = float(nll_loss(fitted.log_posterior(splits.test.x), splits.test.c))
+        said.append((fitted.shrinkage, nll))
+    assert said[0][0] == 0.6 and said[1][0] == 0.03
+    assert (f"offer (0.6) and the fitted model's test NLL is {said[0][1]:.2f} nats, "
+            f"against {said[1][1]:.3f}\nunstandardised") in page
