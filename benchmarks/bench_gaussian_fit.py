@@ -16,20 +16,26 @@ and times, best of ``--repeat`` rounds taken in turn:
 * the one-hot weighted sum that the fit used before issue 29,
   ``np.einsum("jc,jd,je->cde", Y, R, R)``, which does M times the work.
 
-and prints each time and its ratio to the reference.  Target: the fit within
-3x the reference (it also forms the means, symmetrises, checks definiteness
+and prints each time and its ratio to the reference, on one BLAS thread (set
+``OPENBLAS_NUM_THREADS`` to change it: on a shared machine more threads mostly
+add noise).  Target: the fit within 3x the reference (it also checks the
+inputs, forms the means and the residuals, symmetrises, checks definiteness
 with an eigendecomposition per class and builds the model's Cholesky factors).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import time
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-import scratchnet as sn
+import numpy as np  # noqa: E402
+
+import scratchnet as sn  # noqa: E402
 
 TARGET = 3.0
 

@@ -11,8 +11,9 @@ Nothing here is new mathematics:
   squares of its inputs would overflow.
 * **The checks and the sums of a fit** to labelled data
   (:meth:`~scratchnet.gaussian.GaussianClasses.fit`): the targets, the class
-  counts, the covariances' definiteness, and :func:`class_scatter`, the
-  per-class sums of outer products, at the cost of one product per class.
+  counts, the covariances' definiteness, :func:`class_sums` and
+  :func:`class_scatter`, the per-class sums of the rows and of their outer
+  products, at the cost of one product per class.
 """
 
 from __future__ import annotations
@@ -301,6 +302,16 @@ def check_definite(covariances: np.ndarray, scale: np.ndarray, alpha: float) -> 
                 "use shrinkage > 0 or fit_pca")
         raise ValueError(f"the covariance of class {c} is not positive definite "
                          f"(smallest eigenvalue {eig[c, 0]:.3g}): {hint}")
+
+
+def class_sums(x: np.ndarray, targets: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    r"""Per-class sums of the rows: :math:`\sum_{j: c_j = c} x_j`, shape (M, D).
+
+    One sort groups the rows by class, ``np.add.reduceat`` adds each group
+    (every count at least 1, as the fit checks first): no (n, M) one-hot.
+    """
+    first_row = np.concatenate([[0], np.cumsum(counts.astype(np.int64))[:-1]])
+    return np.add.reduceat(x[np.argsort(targets, kind="stable")], first_row, axis=0)
 
 
 def class_scatter(r: np.ndarray, targets: np.ndarray, counts: np.ndarray) -> np.ndarray:

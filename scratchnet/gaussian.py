@@ -46,6 +46,7 @@ from ._mixture import (
     check_mixture_inputs,
     check_resolved,
     class_scatter,
+    class_sums,
     fit_inputs,
     mixture_parameters,
 )
@@ -180,10 +181,9 @@ class GaussianClasses(BayesFloor):
         x, targets, m = fit_inputs(x, targets, num_classes)
         alpha = check_scalar(shrinkage, "shrinkage", low=0.0, high=1.0)
         n, d = x.shape
-        onehot = np.eye(m)[targets]                             # Y_jc = [c_j = c]
-        counts = onehot.sum(axis=0)                                       # n_c
+        counts = np.bincount(targets, minlength=m).astype(np.float64)     # n_c
         check_class_counts(counts, d, alpha)
-        means = (onehot.T @ x) / counts[:, None]                          # mu_c
+        means = class_sums(x, targets, counts) / counts[:, None]          # mu_c
         r = x - means[targets]                                            # r_j
         s = class_scatter(r, targets, counts) / counts[:, None, None]     # S_c
         s = 0.5 * (s + s.transpose(0, 2, 1))            # exactly symmetric
