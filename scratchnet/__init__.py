@@ -44,6 +44,9 @@ The modules read in order, like chapters; each imports only those above it.
 ``temperature``      temperature scaling: fit_temperature on held-out data
 ``metrics``          the numbers behind the figures: calibration (ECE), Gaussian
                      fits by KL, loss landscapes, moving averages
+``estimators``       GaussianClassifier and NetworkClassifier: scikit-learn's
+                     conventions around the chapters (imported on first use:
+                     it needs scikit-learn)
 ``fast``             the engine: the same mathematics on flat vectors and
                      reused buffers, and an ensemble of seeds; pinned by tests
 ``plotting``         the figures (imported on first use: it needs matplotlib)
@@ -116,17 +119,18 @@ from .softmax import (
     sigmoid,
     softmax,
 )
+from .temperature import ScratchnetWarning
 from .train import train, train_step
 from .two_gaussians import two_gaussian_posterior
 from .units import bits_to_nats, nats_to_bits
 
-_LAZY_MODULES = ("plotting", "experiments", "exercises")
+_LAZY_MODULES = ("plotting", "experiments", "exercises", "estimators")
 
 from . import fast  # noqa: E402  (after the chapters it is pinned to)
 
 
 def __getattr__(name: str) -> Any:
-    """Import plotting, experiments and exercises on first use (``sn.plotting``)."""
+    """Import plotting, experiments, exercises, estimators on first use."""
     if name in _LAZY_MODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -142,6 +146,7 @@ __all__ = [
     "History",
     "LinearLR",
     "Optimizer",
+    "ScratchnetWarning",
     "SequentialLR",
     "StepLR",
     "TwoLayerMLP",

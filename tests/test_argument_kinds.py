@@ -426,6 +426,16 @@ row(history.History.from_dict, ({"losses": [0.5], "elapsed": 0.1,
     "snapshot_steps")
 row(history.History.from_dict, ({"losses": [0.5], "elapsed": 0.1,
                                   "stopped_early": "no"},), {}, TypeError, "stopped_early")
+row(history.EarlyStopping, (np.zeros((1, 1)), [0]), {"every": 1, "patience": 1.5},
+    TypeError, "patience")
+row(history.EarlyStopping, (np.zeros((1, 1)), [0]), {"every": 0, "patience": None},
+    ValueError, "validation_every")
+row(lambda: history.EarlyStopping(np.zeros((1, 1)), [0], every=1, patience=1).update,
+    ("3", None), {}, TypeError, "step")
+row(lambda: history.EarlyStopping(np.zeros((1, 1)), [0], every=1, patience=1).update,
+    (3, "abc"), {}, TypeError, "model")
+row(lambda: history.EarlyStopping(np.zeros((1, 1)), [0], every=1, patience=1).restore,
+    ("abc",), {}, TypeError, "model")
 
 # --- layers -------------------------------------------------------------------------------------
 W, B = np.ones((3, 2)), np.zeros(2)

@@ -223,11 +223,14 @@ def test_temperature_keeps_the_argmax_and_lowers_the_nll():
     np.testing.assert_allclose(temperature_scale(z, t), sn.softmax(z / t), rtol=1e-15)
 
 
-def test_temperature_at_the_bounds():
+def test_temperature_at_the_bounds_warns_with_the_reason():
     z = np.array([[5.0, 0.0], [0.0, 5.0]])
-    assert fit_temperature(z, [0, 1]) == 1e-2           # separable: T -> 0
-    assert fit_temperature(z, [1, 0]) == 1e2            # always wrong: T -> infinity
-    assert fit_temperature(z, [0, 1], bounds=(0.5, 2.0)) == 0.5
+    with pytest.warns(sn.ScratchnetWarning, match="bound 0.01.*separate every class"):
+        assert fit_temperature(z, [0, 1]) == 1e-2       # separable: T -> 0
+    with pytest.warns(sn.ScratchnetWarning, match="bound 100.*no better than chance"):
+        assert fit_temperature(z, [1, 0]) == 1e2        # always wrong: T -> infinity
+    with pytest.warns(sn.ScratchnetWarning, match="bound 0.5"):
+        assert fit_temperature(z, [0, 1], bounds=(0.5, 2.0)) == 0.5
 
 
 @pytest.mark.parametrize("call, error, words", [
