@@ -130,7 +130,7 @@ def test_a_self_check_says_so(tmp_path):
 
 
 @pytest.mark.parametrize("module, old, new, exercise, hint", [
-    ("gaussian", "log1 = np.log(prior1) - np.log(sigma1) - 0.5 * ((x - mu1) / sigma1) "
+    ("two_gaussians", "log1 = np.log(prior1) - np.log(sigma1) - 0.5 * ((x - mu1) / sigma1) "
      "** 2\n    log2 = np.log(1 - prior1) - np.log(sigma2) - 0.5 * ((x - mu2) / sigma2)"
      " ** 2\n    return 1 / (1 + np.exp(log2 - log1))",
      "a = prior1 * np.exp(-0.5 * ((x - mu1) / sigma1) ** 2) / sigma1\n    b = (1 - "
@@ -300,7 +300,7 @@ def test_loss_hints_mean_over_classes_and_sum_over_the_batch(tmp_path):
 
 
 def test_a_sigma_mistake_is_named_and_no_guess_elsewhere(tmp_path):
-    _, results = _grade(tmp_path, {"gaussian": [
+    _, results = _grade(tmp_path, {"two_gaussians": [
         ("np.log(prior1) - np.log(sigma1) - 0.5", "np.log(prior1) - 0.5"),
         ("np.log(1 - prior1) - np.log(sigma2) - 0.5", "np.log(1 - prior1) - 0.5")]},
         ["two_gaussian_posterior"])
