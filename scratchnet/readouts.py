@@ -26,11 +26,13 @@ it rewards, and the trained outputs estimate a distorted posterior
 
 .. math::
 
-    \text{pos\_weight } w:\; \operatorname{logit} q = \log w +
-        \operatorname{logit} p, \qquad
-    \text{weights } w_i:\; q_i \propto w_i\, p_i, \qquad
-    \text{smoothing } \varepsilon:\; q = (1 - \varepsilon)\, p +
-        \varepsilon / M .
+    \begin{aligned}
+    \text{pos\_weight } w&:\quad \operatorname{logit} q = \log w
+        + \operatorname{logit} p, \\
+    \text{weights } w_i&:\quad q_i \propto w_i\, p_i, \\
+    \text{smoothing } \varepsilon&:\quad q = (1 - \varepsilon)\, p
+        + \varepsilon / M .
+    \end{aligned}
 
 Each map is one-to-one (a shift of the log-odds or of the logits, an affine
 map with slope :math:`1 - \varepsilon > 0`), so the readout inverts it and
