@@ -8,6 +8,12 @@
   nothing else.  ``test_the_suite_compares_every_notebook`` fails if that
   configuration is lost.  Refresh the stored outputs with
   ``python scripts/execute_notebooks.py``.
+* A cell that prints numbers from a training run (or a rounding-error
+  measurement), whose last digits differ between CPUs, is tagged
+  ``nbval-ignore-output`` and listed in ``_support.NOTEBOOK_TOLERANCES``: the root
+  ``conftest.py`` compares nbval's fresh run of it with the stored outputs, the
+  words exactly and the numbers within the tolerance listed there
+  (``tests/test_notebook_numbers.py``).
 * The stored outputs carry no errors or warnings.
 * Every number that the Markdown of a notebook quotes from an output is checked
   against that stored output (which nbval holds equal to a fresh run), with the
