@@ -58,7 +58,7 @@ def pytest_runtest_call(item):
     if "nbval-ignore-output" not in cell.get("metadata", {}).get("tags", []):
         return result
     support = _tolerances()
-    notebook = Path(str(item.fspath)).stem
+    notebook = Path(item.path).stem
     listed = [
         tol
         for (name, marker), tol in support.NOTEBOOK_TOLERANCES.items()

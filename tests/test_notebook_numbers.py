@@ -106,7 +106,7 @@ def _run_hook(cell, fresh_outputs):
     import conftest
 
     item = SimpleNamespace(
-        cell=cell, test_outputs=fresh_outputs, fspath=NOTEBOOK_DIR / f"{NB05}.ipynb"
+        cell=cell, test_outputs=fresh_outputs, path=NOTEBOOK_DIR / f"{NB05}.ipynb"
     )
     wrapper = conftest.pytest_runtest_call(item)
     next(wrapper)
