@@ -332,39 +332,46 @@ def test_the_prose_quotes_the_committed_run():
     )
 
 
-# Training amplifies the last bits in which CPUs' matrix products differ: seed 0
-# of separated/original, float32, gives the same expected KL to 6e-7 relative at
-# 1,000 steps whether OpenBLAS runs its Haswell, Sandybridge or SkylakeX kernels,
-# but differs by 1% to 5% at 10,000 steps.  So the committed run is compared with
-# the code at 100 and 1,000 steps, where the kernels agree to float32 rounding
-# (float32's epsilon is 1.2e-7; the largest difference seen over the three
-# tasks and the Haswell, Sandybridge, SkylakeX and Nehalem kernels, 5.6e-7
-# relative), at a relative tolerance of 1e-5: 18 times that, and a thousand
-# times below what a change to the recipe (initialisation, rate, batches) makes.
-# ``original`` only: it keeps its learning rate, so a 1,000-step run is the first
-# 1,000 steps of the 50,000-step one (``covering`` anneals over all 10,000).
-COMMITTED_RUN_RTOL = 1e-5
+# Training amplifies the last bits in which CPUs' matrix products differ.  Over
+# the 12 seeds of the committed run (float32, ``original``), OpenBLAS's Haswell
+# and Sandybridge kernels give the SkylakeX kernels' numbers (which wrote it) to
+# at most 4e-6 relative at step 100; at step 1,000 most seeds still agree to 1e-6
+# but some have drifted apart by 5% (Haswell, seed 9) or 10% (Sandybridge, seed
+# 10), and at 10,000 steps by tens of percent: chaos, not error.  So the run is
+# compared with the code at step 100, every seed and task, at a relative 1e-4:
+# 25 times the largest drift seen, and below what a small change to the recipe
+# does by step 100 (seed 0 of separated: a learning rate 10% higher moves the
+# expected KL by 13%, Xavier initialisation by 300%, a batch of 65 by 6e-4).  On
+# the machine and kernels that wrote it, the whole run is reproduced to 1e-15.
+COMMITTED_RUN_STEP, COMMITTED_RUN_RTOL = 100, 1e-4
 
 
 @pytest.mark.parametrize("task", ["separated", "unequal-variance", "sparse-tail"])
 def test_the_committed_run_is_what_the_code_computes(task):
-    """The cheap rows of the committed run, trained afresh: seed 0 of the task's
-    ``original`` run at steps 100 and 1,000, on whatever kernels this CPU runs."""
+    """The committed run's rows at step 100, trained afresh: the 12 seeds of the
+    task's ``original`` run (one ensemble), on whatever kernels this CPU runs.
+    ``original`` keeps its learning rate, so 100 steps are the first 100 of its
+    50,000 (``covering`` anneals over all of its own)."""
     import scratchnet.experiments as ex
 
     tables = _make_tables()
     stored = {
-        r["step"]: r
+        r["seed"]: r
         for r in tables.load()
-        if (r["task"], r["recipe"], r["seed"]) == (task, "original", 0)
+        if (r["task"], r["recipe"], r["step"]) == (task, "original", COMMITTED_RUN_STEP)
     }
-    result = ex.run(task, "original", steps=1000, seed=0)
-    fresh = {r["step"]: r for r in result.rows}
-    for step in (100, 1000):
+    assert sorted(stored) == list(range(12))
+    fresh = {
+        result.seed: row
+        for result in ex.run(task, "original", steps=COMMITTED_RUN_STEP, seeds=12)
+        for row in result.rows
+        if row["step"] == COMMITTED_RUN_STEP
+    }
+    for seed, row in stored.items():
         for metric in (*tables.METRICS, "bayes_accuracy"):
-            assert fresh[step][metric] == pytest.approx(
-                stored[step][metric], rel=COMMITTED_RUN_RTOL, abs=0
-            ), (step, metric)
+            assert fresh[seed][metric] == pytest.approx(
+                row[metric], rel=COMMITTED_RUN_RTOL, abs=0
+            ), (seed, metric)
 
 
 def test_the_brier_score_is_squared_error_on_probabilities_everywhere():
