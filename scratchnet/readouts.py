@@ -10,9 +10,9 @@ that learned the posterior is read as one that did not:
 * binary cross-entropy, one output :math:`s`: :math:`s` is the log-odds
   :math:`\operatorname{logit} P(1 \mid x)`; read through the sigmoid
   (:func:`binary_log_proba`);
-* squared error on one-hot rows (the Brier score): the outputs are
-  :math:`P(c \mid x)` themselves; read as they are, clipped and renormalised
-  (:func:`brier_proba`);
+* squared error on one-hot rows (on outputs that are probabilities, the
+  Brier score): the outputs are :math:`P(c \mid x)` themselves; read as they
+  are, clipped and renormalised (:func:`brier_proba`);
 * hinge: the outputs rank the classes and say nothing of how probable they
   are; read as the decision (:func:`decision_log_proba`).
 
@@ -212,8 +212,9 @@ def brier_proba(outputs: Any) -> np.ndarray:
 
     Notes
     -----
-    The Brier score is a proper scoring rule: its population minimiser is
-    the posterior itself, so the outputs (not their softmax) estimate
+    Squared error on one-hot targets (on probabilities, the Brier score, a
+    proper scoring rule) has the posterior itself as its population
+    minimiser, so the outputs (not their softmax) estimate
     :math:`P(c \mid x)`.  Nothing keeps them in :math:`[0, 1]` or summing to
     1 during training, hence the clip and the renormalisation.
 
