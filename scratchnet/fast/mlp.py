@@ -119,6 +119,9 @@ class MLP(mlp.MLP):
         self._work: Dict[int, _Work] = {}
         self._phi, self._phi_backward = _KERNELS[activation]
         self._param_layers = self._layers(self.params)  # the views never change
+        # loss_and_grads's gradients, written here (the per-layer views of this
+        # vector are made once), then returned as a copy: a new vector per call
+        self._grads = np.empty_like(self.params.flat)
 
     def __repr__(self) -> str:
         return "fast." + super().__repr__()
@@ -312,10 +315,9 @@ class MLP(mlp.MLP):
         """
         loss = self.loss if loss is None else get_loss(loss, outputs=self.sizes[-1])
         x, t = self.check_batch(x, targets)
-        grads = FlatParams(np.empty_like(self.params.flat), self.layout)
         losses = np.empty(1)
-        self.loss_and_grads_into(x, t, loss, grads.flat, losses)
-        return float(losses[0]), grads
+        self.loss_and_grads_into(x, t, loss, self._grads, losses)  # its views kept
+        return float(losses[0]), FlatParams(self._grads.copy(), self.layout)
 
     def _overridden(self) -> bool:
         """Whether a subclass overrides ``forward`` or ``backward``."""
