@@ -273,11 +273,12 @@ class MLP(mlp.MLP):
         work = self._buffers(len(x))
         logits = self._forward(x, work)
         if (fused_cross_entropy(loss, logits.shape[1]) and t.ndim == 1 and t.size
-                and np.issubdtype(t.dtype, np.integer) and t.min() >= 0):
+                and t.dtype.kind in "iu" and t.min() >= 0):
             if t.shape != (len(x),):
                 raise ValueError(f"targets must hold one class index per row of x, "
                                  f"shape ({len(x)},); got shape {t.shape}")
-            t = as_class_indices(t, logits.shape[1])
+            if t.max() >= logits.shape[1]:  # the chapter's check names the index
+                as_class_indices(t, logits.shape[1])
             cross_entropy_and_grad_inplace(logits[None], t[None], work.scratch, losses)
             dlogits = logits  # in place: the ensemble's kernel, on one member
         else:
