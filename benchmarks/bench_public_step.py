@@ -37,6 +37,9 @@ import numpy as np  # noqa: E402
 
 import scratchnet as sn  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_seed_study import machine  # noqa: E402
+
 try:
     import torch
 except ImportError:  # the comparison is optional
@@ -123,10 +126,10 @@ def main() -> None:
     else:
         torch.set_num_threads(1)
         runs["PyTorch"] = torch_step
+    print(machine())
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}"
           + (f", torch {torch.__version__}" if torch else "")
-          + f"; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; "
-          f"{os.cpu_count()} CPUs, load average {load()} before")
+          + f"; load average {load()} before")
     print(f"MLP {SIZES}, {args.dtype}, Adam lr 1e-3, batch {args.batch}: best of "
           f"{args.rounds} interleaved rounds of {args.steps:,} steps, process CPU "
           "time\n")
