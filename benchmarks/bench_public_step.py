@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/bench_public_step.py                 # 1-64-2, float32, Adam
-    python benchmarks/bench_public_step.py --rounds 9 --steps 2000 --dtype float64
+    python benchmarks/bench_public_step.py --optimizer sgd --dtype float64  # README's
+    python benchmarks/bench_public_step.py --rounds 9 --steps 2000
 
 A student writes a step from the README as two calls::
 
@@ -11,7 +12,8 @@ A student writes a step from the README as two calls::
     optimizer.step(grads)                        # update
 
 This script times that step on ``sn.fast.MLP([1, 64, 2])`` (batch 64, Adam
-lr 1e-3, float32 as the study trains, PyTorch's initialisation), the same
+lr 1e-3, float32 as the study trains, PyTorch's initialisation; or the
+README's SGD lr 0.1, ``--optimizer sgd``, in float64), the same
 step in PyTorch (``zero_grad``, forward, ``CrossEntropyLoss``, ``backward``,
 ``step`` and ``loss.item()``, one thread), and the engine's own loop,
 ``sn.fast.train``, on the same pre-generated batches.  Each is timed in
@@ -46,6 +48,8 @@ except ImportError:  # the comparison is optional
     torch = None
 
 SIZES = [1, 64, 2]
+OPTIMIZERS = {"adam": sn.Adam, "sgd": sn.SGD}
+LEARNING_RATES = {"adam": 1e-3, "sgd": 0.1}  # the study's Adam, the README's SGD
 TARGET_TORCH = 3.0  # the public step at least 3x PyTorch's
 TARGET_ENGINE = 1.1  # ... and within 10% of the engine's own loop
 
@@ -65,11 +69,11 @@ def batches(steps: int, batch: int, dtype: type) -> tuple[list, list]:
     return [x.astype(dtype) for x, _ in pairs], [c for _, c in pairs]
 
 
-def public_step(xs: list, cs: list, dtype: type, lr: float):
+def public_step(xs: list, cs: list, dtype: type, rule: str, lr: float):
     """The README's step: ``model.loss_and_grads`` then ``optimizer.step``."""
     def run() -> float:
         model = sn.fast.MLP(SIZES, rng=0, dtype=dtype, init="torch")
-        optimizer = sn.Adam(model.params, lr)
+        optimizer = OPTIMIZERS[rule](model.params, lr)
         start = time.process_time()
         for x, c in zip(xs, cs):
             _, grads = model.loss_and_grads(x, c)  # forward, loss, backward
@@ -78,18 +82,18 @@ def public_step(xs: list, cs: list, dtype: type, lr: float):
     return run
 
 
-def engine_loop(xs: list, cs: list, dtype: type, lr: float):
+def engine_loop(xs: list, cs: list, dtype: type, rule: str, lr: float):
     """``sn.fast.train``: the engine's own loop on the same batches."""
     def run() -> float:
         model = sn.fast.MLP(SIZES, rng=0, dtype=dtype, init="torch")
-        optimizer = sn.Adam(model.params, lr)
+        optimizer = OPTIMIZERS[rule](model.params, lr)
         start = time.process_time()
         sn.fast.train(model, zip(xs, cs), steps=len(xs), optimizer=optimizer)
         return time.process_time() - start
     return run
 
 
-def torch_step(xs: list, cs: list, dtype: type, lr: float):
+def torch_step(xs: list, cs: list, dtype: type, rule: str, lr: float):
     """The same step in PyTorch (one thread), ``loss.item()`` read every step."""
     xt = [torch.from_numpy(x) for x in xs]
     ct = [torch.from_numpy(c) for c in cs]
@@ -99,7 +103,8 @@ def torch_step(xs: list, cs: list, dtype: type, lr: float):
         net = torch.nn.Sequential(torch.nn.Linear(SIZES[0], SIZES[1]), torch.nn.ReLU(),
                                   torch.nn.Linear(SIZES[1], SIZES[2])).to(
                                       getattr(torch, np.dtype(dtype).name))
-        optimizer = torch.optim.Adam(net.parameters(), lr=lr)
+        optimizer = getattr(torch.optim, OPTIMIZERS[rule].__name__)(net.parameters(),
+                                                                    lr=lr)
         loss_fn = torch.nn.CrossEntropyLoss()
         start = time.process_time()
         for x, c in zip(xt, ct):
@@ -118,6 +123,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds")
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    parser.add_argument("--optimizer", choices=tuple(OPTIMIZERS), default="adam",
+                        help="Adam lr 1e-3 (the study's) or SGD lr 0.1 (the README's)")
     args = parser.parse_args()
     dtype = np.dtype(args.dtype).type
     runs = {"public step": public_step, "engine loop (fast.train)": engine_loop}
@@ -130,11 +137,13 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}"
           + (f", torch {torch.__version__}" if torch else "")
           + f"; load average {load()} before")
-    print(f"MLP {SIZES}, {args.dtype}, Adam lr 1e-3, batch {args.batch}: best of "
+    rule, lr = args.optimizer, LEARNING_RATES[args.optimizer]
+    print(f"MLP {SIZES}, {args.dtype}, {OPTIMIZERS[rule].__name__} lr {lr:g}, batch "
+          f"{args.batch}: best of "
           f"{args.rounds} interleaved rounds of {args.steps:,} steps, process CPU "
           "time\n")
     xs, cs = batches(args.steps, args.batch, dtype)
-    timers = {name: make(xs, cs, dtype, 1e-3) for name, make in runs.items()}
+    timers = {name: make(xs, cs, dtype, rule, lr) for name, make in runs.items()}
     for timer in timers.values():
         timer()  # warm-up: buffers, caches, lazy initialisation
     best = dict.fromkeys(timers, float("inf"))
