@@ -289,7 +289,8 @@ def main_bench() -> None:
                       f"{'met' if seconds / one_run <= TARGET_RUNS else 'missed'})"
                       if batching == "study" else "")
             print(f"one PyTorch transcription run of {args.steps:,} steps ({how}; one "
-                  f"thread, timed over {args.torch_timing:,} steps; load average "
+                  f"thread, the fastest of {args.torch_repeats} timings over "
+                  f"{args.torch_timing:,} steps; load average "
                   f"{_load()}): {one_run:.1f} s; the study took "
                   f"{seconds / one_run:.2f} such runs{target}", flush=True)
     if args.against:
