@@ -467,9 +467,8 @@ def get_loss(loss: Any = None, outputs: Any = None) -> Loss:
         ``"cross_entropy"``, or ``"binary_cross_entropy"`` when ``outputs``
         is 1.
     outputs : int, optional
-        The number of outputs of the model it will train: one output (class
-        1's logit) refuses cross-entropy and the hinge loss, which need one
-        output per class, and is told to use ``"binary_cross_entropy"``.
+        The model's number of outputs: one output (class 1's logit) refuses
+        cross-entropy and the hinge loss, which need one per class.
 
     Returns
     -------
