@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Sequence
 
+from .assignment import write_assignment
 from .catalogue import catalogue_text, select
 from .grader import UsageError, check
 from .source import make
@@ -32,8 +34,14 @@ def _parser() -> argparse.ArgumentParser:
     write.add_argument("--out", required=True, metavar="DIR")
     write.add_argument("--solutions", action="store_true",
                        help="the answer key: the chapters' bodies in place")
+    write.add_argument("--assignment", metavar="FILE",
+                       help="also write the assignment (JSON), outside the hand-out")
     grade = sub.add_parser("check", help="grade a student's package")
-    grade.add_argument("directory", metavar="DIR")
+    grade.add_argument("directory", metavar="SUBMISSION",
+                       help="the package's folder, or a folder holding its files")
+    grade.add_argument("--assignment", metavar="FILE",
+                       help="the instructor's assignment: grade exactly what it lists "
+                            "(without it: a self-check)")
     grade.add_argument("--only", nargs="+", default=[], metavar="ID")
     grade.add_argument("--json", metavar="FILE", help="Gradescope's results.json")
     grade.add_argument("--time-limit", type=float, default=10.0, metavar="SECONDS",
@@ -78,12 +86,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(catalogue_text(select(args.names)))
             return 0
         if args.command == "make":
+            if args.assignment and Path(args.assignment).resolve().is_relative_to(
+                    Path(args.out).resolve()):
+                raise UsageError("the assignment must be written outside the "
+                                 "hand-out's folder")
             files = make(args.names, args.out, solutions=args.solutions)
             print(f"wrote {len(files)} files to {args.out}: "
                   f"{', '.join(f.name for f in files)}")
+            if args.assignment:
+                write_assignment(args.names, args.assignment)
+                print(f"wrote the assignment to {args.assignment}")
             return 0
-        report = check(args.directory, only=args.only, json_path=args.json,
-                       limit=args.time_limit, memory_mb=args.memory_mb)
+        report = check(args.directory, assignment=args.assignment, only=args.only,
+                       json_path=args.json, limit=args.time_limit,
+                       memory_mb=args.memory_mb)
     except (UsageError, KeyError) as err:
         print(f"error: {err.args[0]}")
         return 2

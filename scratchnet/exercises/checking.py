@@ -1,0 +1,129 @@
+"""Every exercise's checks, and one exercise's checks run against the student's side.
+
+The checks live in the ``checks_*`` modules, each a list per exercise id of
+:class:`~scratchnet.exercises.protocol.Check` (data: inputs, reference,
+comparison, diagnoses) or ``(name, check)`` pairs (a check of several
+calls).  A check of a function exercise is called with the student's
+function (which may run in the child), a check of a method exercise or of
+``train_step`` with the student's side
+(:class:`~scratchnet.exercises.sides.Objects` or
+:class:`~scratchnet.exercises.sides.Local`).  A check passes, fails
+(:class:`~scratchnet.exercises.probes.Failed`), is not implemented yet, or
+raises: each outcome is a status here.  Nothing here scores.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Dict, List, Sequence
+
+from .catalogue import Exercise
+from .checks_layers import CHECKS as LAYER_CHECKS
+from .checks_models import CHECKS as MODEL_CHECKS
+from .checks_scores import CHECKS as SCORE_CHECKS
+from .probes import Failed
+from .protocol import Check
+from .remote import StudentRaised
+
+__all__ = ["CHECKS", "OBJECT_CHECKS", "checks_of", "run_checks"]
+
+CHECKS: Dict[str, List] = {**SCORE_CHECKS, **LAYER_CHECKS, **MODEL_CHECKS}
+#: The exercises whose checks take the student's side, not a function.
+OBJECT_CHECKS = frozenset(MODEL_CHECKS)
+
+
+def _outcome(check: Any, arg: Any) -> Dict[str, str]:
+    try:
+        with warnings.catch_warnings():  # the same under pytest's warnings as errors
+            warnings.simplefilter("ignore")
+            check(arg)
+        return {"status": "pass", "message": "", "hint": ""}
+    except Failed as err:
+        return {"status": "fail", "message": err.message, "hint": err.hint}
+    except StudentRaised as err:
+        e = err.error
+        if e.get("todo"):
+            return {"status": "todo", "message": "not implemented yet", "hint": ""}
+        if e.get("type") == "CheckTimeout":
+            return {"status": "error", "message": f"ran past the time limit"
+                    f"{e.get('where', '')}", "hint": ""}
+        if e.get("type") == "MemoryError":
+            return {"status": "error", "message": f"ran out of memory{e.get('where')}",
+                    "hint": "an array far larger than the inputs: check the shapes"}
+        if e.get("type") == "SystemExit":
+            return {"status": "error", "message": f"called sys.exit{e.get('where')}",
+                    "hint": "return a value; never exit the program"}
+        return {"status": "error", "hint": "", "message":
+                f"raised {e.get('type')}: {e.get('message')}{e.get('where', '')}"}
+    except NotImplementedError:   # in process (assert_passes)
+        return {"status": "todo", "message": "not implemented yet", "hint": ""}
+    except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError,
+            RuntimeError) as err:   # in process: the student's code raised
+        return {"status": "error", "hint": "",
+                "message": f"raised {type(err).__name__}: {err}"}
+
+
+def checks_of(ex_id: str) -> List[Check]:
+    """An exercise's checks, each a :class:`~scratchnet.exercises.protocol.Check`.
+
+    A ``(name, function)`` pair of a ``checks_*`` module is a check of
+    several calls (``run``).
+
+    Parameters
+    ----------
+    ex_id : str
+
+    Returns
+    -------
+    list of Check
+
+    Examples
+    --------
+    >>> [c.name for c in checks_of("relu_backward")][:2]
+    ['values', 'finite differences']
+    """
+    return [entry if isinstance(entry, Check) else Check(entry[0], run=entry[1])
+            for entry in CHECKS[ex_id]]
+
+
+def run_checks(ex: Exercise, side: Any, *, only: Sequence[str] = ()
+               ) -> List[Dict[str, str]]:
+    """Run an exercise's checks against the student's side.
+
+    Parameters
+    ----------
+    ex : Exercise
+    side : Objects or Local
+        The student's code, in the child or in this process.
+    only : sequence of str, optional
+        Names of the checks to run (default all).
+
+    Returns
+    -------
+    list of dict
+        Per check: ``name``, ``status`` (pass, fail, todo, error),
+        ``message``, ``hint``.
+
+    Raises
+    ------
+    LibraryUsed, ChildLost
+        From the child: the grader decides what they cost.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scratchnet.exercises import select
+    >>> from scratchnet.exercises.sides import Local
+    >>> relu = select(["relu_backward"])[0]
+    >>> results = run_checks(relu, Local(lambda dout, x: dout * (x > 0)))
+    >>> sorted({r["status"] for r in results})
+    ['pass']
+    """
+    out = []
+    for check in checks_of(ex.id):
+        if only and check.name not in only:
+            continue
+        arg = side if ex.id in OBJECT_CHECKS else side.function(
+            ex.id, names=ex.covers)
+        out.append({"name": check.name, **_outcome(check, arg)})
+    return out
