@@ -76,9 +76,9 @@ SUBCOMMANDS = {"digits": "scratchnet.experiments.digits_report",
                "real": "scratchnet.experiments.digits_report",
                "exercises": "scratchnet.exercises.cli"}
 _PRINTED_STEPS = (100, 1000, 10_000)
-# measured by benchmarks/bench_default_run.py: medians 18.1 s (17.9-18.8) and 20.2 s
-# (20.0-20.4) wall on 2 cores, an hour apart on one virtual machine
-_DEFAULT_RUN_TIME = "18-20 s"
+# measured by benchmarks/bench_default_run.py on 2 cores (AMD EPYC, issue 29): runs
+# of 6.3, 8.5 and 9.3 s wall with OpenBLAS's own kernels at load average 1.5-2.1
+_DEFAULT_RUN_TIME = "6-10 s"
 
 
 def _epilog() -> str:
