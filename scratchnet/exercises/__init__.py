@@ -40,7 +40,7 @@ from .assertions import assert_passes
 from .catalogue import CATALOGUE, CHAPTER_ORDER, Exercise, catalogue_text, select
 from .checks_models import KL_THRESHOLD, TRAIN_STEPS, train_to_posterior
 from .grader import Report, UsageError, check, exercises_in
-from .source import make
+from .handout import make
 
 __all__ = [
     "CATALOGUE",

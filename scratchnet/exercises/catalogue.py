@@ -140,8 +140,10 @@ def select(names: Sequence[str]) -> List[Exercise]:
     Parameters
     ----------
     names : sequence of str
-        Exercise ids (``"softmax"``, ``"SGD.update"``) or chapter names
-        (``"layers"``: all its exercises); empty selects the whole catalogue.
+        Exercise ids (``"softmax"``, ``"SGD.update"``), chapter names
+        (``"layers"``: all its exercises), or any public function of a chapter
+        (``"sigmoid"``: generic checks, after the catalogue's); empty selects
+        the whole catalogue.
 
     Returns
     -------
@@ -157,16 +159,27 @@ def select(names: Sequence[str]) -> List[Exercise]:
     >>> [ex.id for ex in select(["layers"])]
     ['linear_backward', 'relu_backward', 'tanh_backward']
     """
-    wanted = set()
+    wanted, extra = set(), []
     for name in names:
         if name in _BY_ID:
             wanted.add(name)
         elif name in CHAPTER_ORDER:
             wanted.update(ex.id for ex in CATALOGUE if ex.chapter == name)
         else:
-            raise KeyError(f"no exercise or chapter {name!r}; exercises: "
-                           f"{', '.join(_BY_ID)}; chapters: {', '.join(CHAPTER_ORDER)}")
-    return [ex for ex in CATALOGUE if not names or ex.id in wanted]
+            extra.append(_chapter_function(name))
+    return [ex for ex in CATALOGUE if not names or ex.id in wanted] + extra
+
+
+def _chapter_function(name: str) -> Exercise:
+    """Any public chapter function is an exercise (:mod:`~.generic`), else KeyError."""
+    from .generic import generic_exercise
+
+    try:
+        return generic_exercise(name)
+    except KeyError:
+        raise KeyError(f"no exercise, chapter or chapter function {name!r}; "
+                       f"exercises: {', '.join(_BY_ID)}; chapters: "
+                       f"{', '.join(CHAPTER_ORDER)}") from None
 
 
 def catalogue_text(exercises: Sequence[Exercise] = ()) -> str:

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from .catalogue import catalogue_text, select
 from .grader import UsageError, check
-from .source import make
+from .handout import make
 
 __all__ = ["main"]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
 from .catalogue import CATALOGUE, Exercise, select
-from .runner import CHECKS
+from .runner import checks_for
 
 __all__ = ["Report", "UsageError", "check", "exercises_in"]
 
@@ -237,7 +237,7 @@ class Report:
 def _scored(result: Dict[str, Any], ex: Exercise) -> Dict[str, Any]:
     """Points for each check; one message when the whole exercise is out."""
     status = result["status"]
-    names = [name for name, _ in CHECKS[ex.id]]
+    names = [name for name, _ in checks_for(ex.id)]
     share = ex.points / len(names)
     whole = status in ("missing", "error") and not result["checks"]
     if status in _STATUS_TEXT or whole:

@@ -1,0 +1,203 @@
+"""Any chapter function as an exercise, with checks derived from the chapter.
+
+``make sigmoid`` works though ``sigmoid`` is not in the catalogue: any public
+function (or method) of a chapter is an exercise whose covered arguments are
+those without a default, whose hand-out is the chapter's source made plain
+(:mod:`scratchnet.exercises.source`), and whose checks come from the chapter:
+
+- ``docstring examples``: the examples of the student's docstring, run on the
+  student's function, must print what they show;
+- ``random inputs``: arrays of the shapes the Parameters section documents
+  (``shape (N, M)``; ``any shape``), random normal with a fixed seed, give
+  what the chapter's function gives;
+- ``inputs unchanged``: those arrays are as they were after the call;
+- ``float32 kept``: where the docstring promises it, float32 arrays give a
+  float32 result.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import inspect
+import re
+import textwrap
+from typing import Any, Callable, Dict, List, Tuple
+
+import numpy as np
+
+from .catalogue import Exercise
+from .probes import Failed, expect_close, show, unchanged
+from .protocol import Check
+from .source import chapter_module, home_chapter
+
+__all__ = ["generic_checks", "generic_exercise", "random_inputs"]
+
+_SIZES = {"N": 4, "M": 3, "D": 2, "K": 3, "in": 3, "out": 2}
+
+
+def _library(name: str) -> Any:
+    owner = chapter_module(home_chapter(name))
+    for part in name.split("."):
+        owner = getattr(owner, part)
+    return owner
+
+
+def generic_exercise(name: str, points: int = 5) -> Exercise:
+    """The exercise of a public chapter function that the catalogue does not hold.
+
+    Parameters
+    ----------
+    name : str
+        ``"sigmoid"``, ``"tanh_forward"``, or ``"Class.method"``.
+    points : int, default 5
+
+    Returns
+    -------
+    Exercise
+        Covering the arguments without a default.
+
+    Raises
+    ------
+    KeyError
+        If no chapter defines a public function of that name.
+
+    Examples
+    --------
+    >>> ex = generic_exercise("sigmoid")
+    >>> ex.chapter, ex.covers
+    ('softmax', ('x',))
+    """
+    if any(part.startswith("_") for part in name.split(".")):
+        raise KeyError(f"{name!r} is private: only public chapter functions are "
+                       f"exercises")
+    chapter = home_chapter(name)
+    obj = _library(name)
+    if not callable(obj) or inspect.isclass(obj):
+        raise KeyError(f"{name!r} is not a function or method of a chapter")
+    params = inspect.signature(obj).parameters.values()
+    covers = tuple(p.name for p in params if p.default is inspect.Parameter.empty
+                   and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+    summary = (inspect.getdoc(obj) or name).splitlines()[0].rstrip(".")
+    summary = re.sub(r":\w+:`([^`]*)`", r"\1", summary).replace("\\", "")
+    return Exercise(name, chapter, summary, points, covers, (), (),
+                    summary[0].lower() + summary[1:])
+
+
+def _shape(text: str) -> Tuple[int, ...] | None:
+    """The shape a Parameters line documents, with sizes filled in; None if none."""
+    found = re.search(r"shape \(([^)]*)\)", text)
+    if "any shape" in text or (not found and re.match(r"(array_like|ndarray)\b", text)):
+        return (3, 4)
+    if not found:
+        return None
+    sizes = [s.strip() for s in found.group(1).split(",") if s.strip()]
+    if not all(s in _SIZES or s.isdigit() for s in sizes):
+        return None
+    return tuple(_SIZES.get(s, int(s) if s.isdigit() else 0) for s in sizes)
+
+
+def random_inputs(name: str, covers: Tuple[str, ...],
+                  dtype: Any = np.float64) -> Dict[str, np.ndarray] | None:
+    """Random arrays of the documented shapes for the covered arguments, or None.
+
+    Parameters
+    ----------
+    name : str
+    covers : tuple of str
+    dtype : dtype, default float64
+
+    Returns
+    -------
+    dict or None
+        None when an argument's shape is not documented.
+
+    Examples
+    --------
+    >>> {k: v.shape for k, v in random_inputs("sigmoid", ("x",)).items()}
+    {'x': (3, 4)}
+    """
+    doc = inspect.getdoc(_library(name)) or ""
+    rng = np.random.default_rng(0)
+    out = {}
+    for arg in covers:
+        line = re.search(rf"^{re.escape(arg)}\b[^\n]* : ([^\n]*)", doc, re.M)
+        shape = _shape(line.group(1)) if line else None
+        if shape is None:
+            return None
+        out[arg] = rng.normal(size=shape).astype(dtype)
+    return out
+
+
+class _Runner(doctest.DocTestRunner):
+    """A doctest runner that lets "not implemented yet" through to the grader."""
+
+    def report_unexpected_exception(self, out, test, example, exc_info):
+        if issubclass(exc_info[0], NotImplementedError):
+            raise exc_info[1]
+        super().report_unexpected_exception(out, test, example, exc_info)
+
+
+def _examples_check(ex: Exercise) -> Callable:
+    def run(f):
+        from .source import function_text, reference
+
+        obj, keyed = reference(ex.id, chapter_module(ex.chapter))
+        text, _ = function_text(obj, stub="", covers=ex.covers, keyed=keyed,
+                                namespace={})
+        doc = ast.get_docstring(ast.parse(textwrap.dedent(text)).body[0]) or ""
+        globs = {**vars(chapter_module(ex.chapter)), "np": np,
+                 ex.id.split(".")[-1]: f}
+        test = doctest.DocTestParser().get_doctest(doc, globs, ex.id, None, 0)
+        report: List[str] = []
+        runner = _Runner(optionflags=doctest.ELLIPSIS)
+        runner.run(test, out=report.append, clear_globs=False)
+        if runner.failures:
+            raise Failed("the docstring's examples: " + report[0].lstrip("*\n")[-600:])
+    return run
+
+
+def generic_checks(name: str) -> List[Tuple[str, Callable]]:
+    """The checks of a chapter function's exercise: ``[(name, check(f)), ...]``.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    list of (str, callable)
+
+    Examples
+    --------
+    >>> [n for n, _ in generic_checks("sigmoid")]
+    ['docstring examples', 'random inputs', 'inputs unchanged']
+    """
+    ex = generic_exercise(name)
+    library = _library(name)
+    checks = [Check("docstring examples", run=_examples_check(ex))]
+    if random_inputs(name, ex.covers) is not None:
+        def values(f, dtype=np.float64):
+            args = random_inputs(name, ex.covers, dtype)
+            copies = {k: v.copy() for k, v in args.items()}
+            got = f(**args)
+            unchanged(list(args.values()), list(copies.values()), list(args),
+                      f"{name}(...)")
+            return got, library(**copies), args
+
+        def random(f):
+            got, want, args = values(f)
+            expect_close(got, want, f"{name} on random inputs {show(args)}")
+
+        def kept(f):
+            values(f)
+
+        checks += [Check("random inputs", run=random),
+                   Check("inputs unchanged", run=kept)]
+        if "float32" in (inspect.getdoc(library) or ""):
+            def float32(f):
+                got, want, args = values(f, np.float32)
+                expect_close(got, want, f"{name} on float32 inputs {show(args)}",
+                             rtol=1e-5, atol=1e-6, dtype=np.float32)
+            checks.append(Check("float32 kept", run=float32))
+    return [(c.name, c.run) for c in checks]
