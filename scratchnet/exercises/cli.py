@@ -31,7 +31,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="exercise ids or chapters (default: all)")
     write.add_argument("--out", required=True, metavar="DIR")
     write.add_argument("--solutions", action="store_true",
-                       help="the answer key: the chapters' bodies in place")
+                       help="the answer key: the bodies in place of the stubs")
+    write.add_argument("--stub-hints", choices=("pointer", "none", "formula"),
+                       default="pointer",
+                       help="what a stub says: what to compute (default), nothing, "
+                            "or the formula")
+    write.add_argument("--notebook", action="store_true",
+                       help="write a notebook (homework.ipynb) instead of a package")
     grade = sub.add_parser("check", help="grade a student's package")
     grade.add_argument("directory", metavar="DIR")
     grade.add_argument("--only", nargs="+", default=[], metavar="ID")
@@ -78,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(catalogue_text(select(args.names)))
             return 0
         if args.command == "make":
-            files = make(args.names, args.out, solutions=args.solutions)
+            files = make(args.names, args.out, solutions=args.solutions,
+                         stub_hints=args.stub_hints, notebook=args.notebook)
             print(f"wrote {len(files)} files to {args.out}: "
                   f"{', '.join(f.name for f in files)}")
             return 0

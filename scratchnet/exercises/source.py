@@ -265,7 +265,7 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
     >>> text, names = function_text(chapter.sigmoid, stub=None, covers=["x"],
     ...                             keyed=False, namespace=vars(chapter))
     >>> "as_float_array" in text, "np.asarray(x)" in text, names
-    (False, True, ['np', 'sigmoid'])
+    (False, True, ['Any', 'np', 'sigmoid'])
     """
     src = textwrap.dedent(inspect.getsource(obj))
     node = ast.parse(src).body[0]

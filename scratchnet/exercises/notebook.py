@@ -1,0 +1,186 @@
+"""The hand-out as a notebook: per exercise its docstring, a stub and a check.
+
+Courses hand out notebooks.  ``make ... --notebook`` writes one (nbformat 4,
+plain JSON: no Jupyter needed to write it): a title, a cell of imports, the
+given code, then per exercise its docstring as Markdown, a code cell with the
+function to write (tagged ``exercise``) and a cell that checks it with
+:func:`~scratchnet.exercises.assert_passes` (tagged ``check``).  The grader
+reads the code cells in order as the module, the ``check`` cells left out
+(:func:`notebook_code`).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import textwrap
+from pathlib import Path
+from typing import Any, Dict, List
+
+from .layout import import_block
+
+__all__ = ["docstring_markdown", "notebook_code", "notebook_json"]
+
+
+def _cell(kind: str, text: str, tag: str = "") -> Dict[str, Any]:
+    cell: Dict[str, Any] = {"cell_type": kind, "metadata": {},
+                            "source": text.strip("\n").splitlines(keepends=True)}
+    if tag:
+        cell["metadata"]["tags"] = [tag]
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    return cell
+
+
+def docstring_markdown(name: str, doc: str) -> str:
+    """A numpydoc docstring as Markdown: sections as headings, math as ``$...$``.
+
+    Parameters
+    ----------
+    name : str
+        The exercise's id, the heading.
+    doc : str
+        The docstring (cleaned, as :func:`inspect.cleandoc` gives it).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> doc = "Sum :math:`x + y`.\\n\\nNotes\\n-----\\nSee ``y``."
+    >>> print(docstring_markdown("f", doc))
+    ### `f`
+    <BLANKLINE>
+    Sum $x + y$.
+    <BLANKLINE>
+    **Notes**
+    <BLANKLINE>
+    See `y`.
+    """
+    out, lines, in_math, in_code = [f"### `{name}`", ""], doc.splitlines(), False, False
+    for i, line in enumerate(lines):
+        if set(line.strip()) == {"-"} and i:
+            continue
+        if i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"} and line.strip():
+            if in_code:
+                out.append("```")
+                in_code = False
+            out += [f"**{line.strip()}**", ""]
+            continue
+        if line.strip() == ".. math::":
+            out.append("$$")
+            in_math = True
+            continue
+        if in_math and line.strip() and not line.startswith(" "):
+            out += ["$$", ""]
+            in_math = False
+        if line.lstrip().startswith(">>>") and not in_code:
+            out.append("```python")
+            in_code = True
+        if in_code and not line.strip():
+            out += ["```", ""]
+            in_code = False
+            continue
+        line = re.sub(r":math:`([^`]*)`", r"$\1$", line)
+        line = re.sub(r":\w+:`~?([^`]*)`", r"`\1`", line).replace("``", "`")
+        out.append(line.strip() if in_math else line)
+    if in_math:
+        out.append("$$")
+    if in_code:
+        out.append("```")
+    return "\n".join(out).rstrip()
+
+
+def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict:
+    """The notebook of a hand-out: given code, then per exercise doc, stub, check.
+
+    Parameters
+    ----------
+    title : str
+    modules : list
+        The hand-out's modules (``handout._Module``: ``blocks``, ``helpers``,
+        ``imports``), in chapter order.
+    by_id : dict
+        The exercises, by id.
+
+    Returns
+    -------
+    dict
+        nbformat 4.
+
+    Examples
+    --------
+    >>> notebook_json("Homework", [], {})["nbformat"]
+    4
+    """
+    imports = set()
+    for module in modules:
+        imports |= {line for line in module.imports if not line.startswith("from .")}
+    imports.add("from scratchnet.exercises import assert_passes")
+    cells = [_cell("markdown", f"# {title}\n\nExercises from scratchnet's chapters: "
+                   f"{', '.join(by_id)}.\n\nRun the cells in order.  Write the "
+                   "bodies that raise `NotImplementedError` (the message says what "
+                   "to compute); the cell after each checks it.  Everything else is "
+                   "given and works."),
+             _cell("code", "\n".join(import_block(imports)), "given")]
+    for module in modules:
+        given = [text for _, role, text in module.blocks if role == "given"]
+        given += list(module.helpers.values())
+        if given:
+            cells.append(_cell("markdown", f"## Given, from `{module.chapter}`"))
+            cells.append(_cell("code", "\n\n\n".join(given), "given"))
+        for name, role, text in module.blocks:
+            if role != "exercise":
+                continue
+            ids = [i for i in by_id if i.split(".")[0] == name]
+            node = ast.parse(textwrap.dedent(text)).body[0]
+            doc = ast.get_docstring(node) or ""
+            if isinstance(node, ast.ClassDef):
+                doc = "\n\n".join(ast.get_docstring(m) or "" for m in node.body
+                                  if isinstance(m, ast.FunctionDef)
+                                  and f"{name}.{m.name}" in ids)
+            cells.append(_cell("markdown", docstring_markdown(" and ".join(ids), doc)))
+            cells.append(_cell("code", text, "exercise"))
+            cells.append(_cell("code", "\n".join(f'assert_passes("{i}", {name})'
+                                                 for i in ids), "check"))
+    for i, cell in enumerate(cells):
+        cell["id"] = f"cell-{i}"
+    return {"cells": cells, "metadata": {
+        "kernelspec": {"display_name": "Python 3", "language": "python",
+                       "name": "python3"},
+        "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def notebook_code(path: Any) -> str:
+    """A notebook's code cells in order, as one module; ``check`` cells left out.
+
+    Parameters
+    ----------
+    path : str or Path
+        An ``.ipynb`` file.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> nb = {"cells": [{"cell_type": "code", "metadata": {}, "source": ["x = 1"]},
+    ...                 {"cell_type": "code", "metadata": {"tags": ["check"]},
+    ...                  "source": ["assert x"]}]}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "hw.ipynb"
+    ...     _ = path.write_text(json.dumps(nb))
+    ...     print(notebook_code(path))
+    x = 1
+    """
+    cells = json.loads(Path(path).read_text())["cells"]
+    code = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in cells if c.get("cell_type") == "code"
+            and "check" not in c.get("metadata", {}).get("tags", [])]
+    code = ["\n".join(line for line in block.splitlines()
+                      if not line.lstrip().startswith(("%", "!"))) for block in code]
+    return "\n\n\n".join(code) + "\n"
