@@ -1,9 +1,12 @@
-"""The homework kit's command line: ``python -m scratchnet exercises list|make|check``.
+"""The homework kit's command line: ``python -m scratchnet exercises COMMAND``.
 
-``list`` prints the catalogue, ``make`` writes the student edition (or with
-``--solutions`` the answer key) of exercises or whole chapters, ``check``
-grades a student's package and exits 0 at full marks, 1 otherwise and 2 for a
-usage error (no such folder, no exercises in it, an unknown id).
+``list`` prints the catalogue; ``make`` writes the student edition (or with
+``--solutions`` the answer key) of exercises, chapters or any chapter
+function, as a package or ``--notebook``; ``check`` grades a submission (by
+``--assignment``, or as a student's self-check) and exits 0 at full marks, 1
+otherwise and 2 for a usage error (no such folder, no exercises in it, an
+unknown id), or grades a class into ``--csv``; ``autograder`` writes
+Gradescope's zip.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import sys
 from typing import Sequence
 
 from .catalogue import catalogue_text, select
+from .course import autograder_zip, grade, grade_class
 from .grader import UsageError, check
 from .handout import make
 
@@ -38,15 +42,50 @@ def _parser() -> argparse.ArgumentParser:
                             "or the formula")
     write.add_argument("--notebook", action="store_true",
                        help="write a notebook (homework.ipynb) instead of a package")
-    grade = sub.add_parser("check", help="grade a student's package")
-    grade.add_argument("directory", metavar="DIR")
+    grade = sub.add_parser("check", help="grade a student's package (or a class)")
+    grade.add_argument("directory", nargs="+", metavar="SUBMISSION",
+                       help="a package, a folder holding one, or a notebook "
+                            "(several with --csv)")
+    grade.add_argument("--assignment", metavar="FILE",
+                       help="grade exactly the exercises and points it lists")
+    grade.add_argument("--csv", metavar="FILE",
+                       help="grade every SUBMISSION into one table (with "
+                            "--assignment)")
     grade.add_argument("--only", nargs="+", default=[], metavar="ID")
     grade.add_argument("--json", metavar="FILE", help="Gradescope's results.json")
-    grade.add_argument("--time-limit", type=float, default=10.0, metavar="SECONDS",
-                       help="per check (default 10)")
-    grade.add_argument("--memory-mb", type=int, default=2048, metavar="MB",
-                       help="address space of the child process (default 2048)")
+    grade.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                       help="per check (default: the assignment's, else 10)")
+    grade.add_argument("--memory-mb", type=int, default=None, metavar="MB",
+                       help="address space of the child process (default: the "
+                            "assignment's, else 2048)")
+    zipped = sub.add_parser("autograder", help="write Gradescope's autograder zip")
+    zipped.add_argument("--assignment", required=True, metavar="FILE")
+    zipped.add_argument("--out", required=True, metavar="ZIP")
+    zipped.add_argument("--wheel", metavar="FILE",
+                        help="scratchnet's wheel (default: built from this source)")
     return parser
+
+
+def _check(args) -> int:
+    """``check``: one submission, or a class into CSV; the exit status."""
+    if args.csv:
+        if not args.assignment:
+            raise UsageError("--csv grades a class by an assignment: give "
+                             "--assignment FILE")
+        rows = grade_class(args.directory, args.assignment, args.csv, progress=print)
+        print(f"wrote {len(rows)} rows to {args.csv}")
+        return 0
+    if len(args.directory) > 1:
+        raise UsageError("several submissions are graded into a table: give --csv")
+    if args.assignment:
+        report = grade(args.directory[0], args.assignment, json_path=args.json,
+                       limit=args.time_limit, memory_mb=args.memory_mb)
+    else:
+        report = check(args.directory[0], only=args.only, json_path=args.json,
+                       limit=args.time_limit or 10.0, memory_mb=args.memory_mb or 2048)
+        print("self-check (no --assignment): every exercise the package holds")
+    print(report.text())
+    return 0 if report.score >= report.max_score else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,10 +128,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"wrote {len(files)} files to {args.out}: "
                   f"{', '.join(f.name for f in files)}")
             return 0
-        report = check(args.directory, only=args.only, json_path=args.json,
-                       limit=args.time_limit, memory_mb=args.memory_mb)
+        if args.command == "autograder":
+            path = autograder_zip(args.assignment, args.out, wheel=args.wheel)
+            print(f"wrote {path}: setup.sh, run_autograder, assignment.json and "
+                  f"scratchnet's wheel; upload it as the autograder")
+            return 0
+        return _check(args)
     except (UsageError, KeyError) as err:
         print(f"error: {err.args[0]}")
         return 2
-    print(report.text())
-    return 0 if report.score >= report.max_score else 1
