@@ -39,8 +39,9 @@ total: 0/5 points
 from .assertions import assert_passes
 from .catalogue import CATALOGUE, CHAPTER_ORDER, Exercise, catalogue_text, select
 from .checks_models import KL_THRESHOLD, TRAIN_STEPS, train_to_posterior
-from .grader import Report, UsageError, check, exercises_in
+from .grader import UsageError, check, exercises_in
 from .handout import make
+from .report import Report
 
 __all__ = [
     "CATALOGUE",

@@ -28,12 +28,13 @@ import zipfile
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
-from .catalogue import CHAPTER_ORDER, select
-from .grader import Report, UsageError, check
-from .notebook import notebook_code
+from .assignment import read_assignment
+from .catalogue import CHAPTER_ORDER
+from .grader import UsageError, check
+from .notebook import notebook_modules
+from .report import Report
 
-__all__ = ["autograder_zip", "grade", "grade_class", "read_assignment",
-           "submission_package"]
+__all__ = ["autograder_zip", "grade", "grade_class", "submission_package"]
 
 SETUP_SH = """\
 #!/usr/bin/env bash
@@ -62,71 +63,36 @@ exit 0   # points lost are in results.json, not an autograder failure
 """
 
 
-def read_assignment(path: Any) -> Dict[str, Any]:
-    """The assignment file, checked: its exercises exist, their points are numbers.
-
-    Parameters
-    ----------
-    path : str or Path
-        JSON: ``{"exercises": [{"id": ..., "points": ...}, ...], ...}``.
-
-    Returns
-    -------
-    dict
-
-    Raises
-    ------
-    UsageError
-        No such file, not JSON, no exercises, an unknown id.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = pathlib.Path(tmp) / "a.json"
-    ...     _ = path.write_text('{"exercises": [{"id": "softmax", "points": 4}]}')
-    ...     [e["id"] for e in read_assignment(path)["exercises"]]
-    ['softmax']
-    """
-    path = Path(path)
+def _assignment(path: Any) -> Dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise UsageError(f"no such assignment file: {path}") from None
+        return read_assignment(path)
     except ValueError as err:
-        raise UsageError(f"{path} is not JSON: {err}") from None
-    exercises = data.get("exercises") if isinstance(data, dict) else None
-    if not exercises or not all(isinstance(e, dict) and "id" in e for e in exercises):
-        raise UsageError(f"{path} must hold {{\"exercises\": [{{\"id\": ..., "
-                         f"\"points\": ...}}, ...]}}")
-    try:
-        known = {ex.id: ex for ex in select([e["id"] for e in exercises])}
-    except KeyError as err:
-        raise UsageError(f"{path}: {err.args[0]}") from None
-    for entry in exercises:
-        points = entry.setdefault("points", known[entry["id"]].points)
-        if not isinstance(points, (int, float)) or points < 0:
-            raise UsageError(f"{path}: the points of {entry['id']} must be a "
-                             f"non-negative number; got {points!r}")
-    return data
+        raise UsageError(str(err)) from None
 
 
-def _has_modules(folder: Path) -> bool:
-    return any((folder / f"{chapter}.py").exists() for chapter in CHAPTER_ORDER)
+def _notebook_in(upload: Path) -> Path | None:
+    """The notebook an upload is (or holds, with no chapter module beside it)."""
+    if upload.suffix == ".ipynb":
+        return upload
+    if not upload.is_dir() or any(upload.rglob(f"{c}.py") for c in CHAPTER_ORDER):
+        return None
+    found = sorted(p for p in upload.rglob("*.ipynb")
+                   if ".ipynb_checkpoints" not in p.parts)
+    return found[0] if found else None
 
 
-def submission_package(upload: Any, workdir: Any, ids: Sequence[str]) -> Path:
-    """What a student uploaded, as a package of the assignment's exercises.
+def submission_package(upload: Any, workdir: Any) -> Path:
+    """What a student uploaded, as a folder the grader reads.
 
     Parameters
     ----------
     upload : str or Path
         The package's files (``softmax.py``, ...), a folder somewhere inside
-        holding them, or a notebook (an ``.ipynb`` file, or a folder with one).
+        holding them (given back as it is: the grader finds it), or a notebook
+        (an ``.ipynb`` file, or a folder with one), written out as a package by
+        :func:`~scratchnet.exercises.notebook.notebook_modules`.
     workdir : str or Path
-        Where the package is written (``workdir / "submission"``).
-    ids : sequence of str
-        The assignment's exercises: the package's ``EXERCISES``.
+        Where a notebook's package is written (``workdir / "submission"``).
 
     Returns
     -------
@@ -135,60 +101,32 @@ def submission_package(upload: Any, workdir: Any, ids: Sequence[str]) -> Path:
     Raises
     ------
     UsageError
-        If the upload holds no chapter module and no notebook.
+        If there is no such file or folder.
 
     Examples
     --------
     >>> import tempfile, pathlib
+    >>> from scratchnet.exercises import make
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     up = pathlib.Path(tmp) / "upload" / "hw1"
-    ...     up.mkdir(parents=True)
-    ...     _ = (up / "softmax.py").write_text("def softmax(x): return x")
-    ...     pkg = submission_package(up.parent, pathlib.Path(tmp) / "w", ["softmax"])
+    ...     nb = make(["relu_backward"], tmp, notebook=True)[0]
+    ...     pkg = submission_package(nb, tmp)
     ...     sorted(p.name for p in pkg.iterdir())
-    ['__init__.py', 'softmax.py']
+    ['__init__.py', 'layers.py']
     """
-    upload, package = Path(upload), Path(workdir) / "submission"
+    upload = Path(upload)
     if not upload.exists():
         raise UsageError(f"no such submission: {upload}")
+    notebook = _notebook_in(upload)
+    if notebook is None:
+        return upload
+    package = Path(workdir) / "submission"
     if package.exists():
         shutil.rmtree(package)
     package.mkdir(parents=True)
-    if upload.is_dir():
-        inside = [upload, *sorted(p for p in upload.rglob("*") if p.is_dir())]
-        with_modules = [f for f in inside if _has_modules(f)]
-        notebooks = sorted(p for p in upload.rglob("*.ipynb")
-                           if ".ipynb_checkpoints" not in p.parts)
-    else:
-        with_modules, notebooks = [], [upload] if upload.suffix == ".ipynb" else []
-    if with_modules:
-        for path in with_modules[0].glob("*.py"):
-            shutil.copy(path, package / path.name)
-    elif notebooks:
-        (package / "notebook.py").write_text(notebook_code(notebooks[0]))
-        for chapter in {ex.chapter for ex in select(list(ids))}:
-            (package / f"{chapter}.py").write_text(
-                f'"""The notebook\'s code, as the chapter module {chapter}."""\n\n'
-                "from .notebook import *  # noqa: F403\n")
-    else:
-        raise UsageError(f"no exercises in {upload}: expected modules named as the "
-                         f"chapters (softmax.py, layers.py, ...) or a notebook")
-    (package / "__init__.py").write_text(
-        f'"""The submission, graded by the assignment."""\n\nEXERCISES = '
-        f"{tuple(ids)!r}\n")
+    for module, text in notebook_modules(notebook).items():
+        (package / f"{module}.py").write_text(text)
+    (package / "__init__.py").write_text('"""A notebook, as a package."""\n')
     return package
-
-
-def _by_points(report: Report, points: Dict[str, float]) -> Report:
-    """The report with each exercise's points (and its checks') scaled to ``points``."""
-    for result in report.results:
-        scale = points[result["id"]] / result["max_points"] if result["max_points"] \
-            else 0.0
-        for c in result["checks"]:
-            c["points"], c["max_points"] = c["points"] * scale, c["max_points"] * scale
-        result["points"] = round(result["points"] * scale, 6)
-        result["max_points"] = points[result["id"]]
-    return report
 
 
 def grade(upload: Any, assignment: Any, *, json_path: Any = None,
@@ -199,7 +137,7 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
     ----------
     upload : str or Path
     assignment : str or Path
-        The assignment file.
+        The assignment file (:mod:`scratchnet.exercises.assignment`).
     json_path : str or Path, optional
         Write Gradescope's ``results.json`` there (also when nothing could be
         graded: score 0 and the reason).
@@ -224,22 +162,18 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
     >>> [(r["id"], r["points"], r["max_points"]) for r in report.results]
     [('softmax', 0.0, 3), ('relu_backward', 2.0, 2)]
     """
-    spec = read_assignment(assignment)
-    ids = [e["id"] for e in spec["exercises"]]
+    _assignment(assignment)
     with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
         try:
-            package = submission_package(upload, tmp, ids)
+            package = submission_package(upload, tmp)
+            return check(package, assignment=assignment, json_path=json_path,
+                         **({"limit": limit} if limit else {}),
+                         **({"memory_mb": memory_mb} if memory_mb else {}))
         except UsageError as err:
             if json_path is not None:
                 Path(json_path).write_text(json.dumps(
                     {"score": 0.0, "output": str(err), "tests": []}, indent=2) + "\n")
             raise
-        report = check(package, limit=limit or spec.get("time_limit", 10.0),
-                       memory_mb=memory_mb or spec.get("memory_mb", 2048))
-    report = _by_points(report, {e["id"]: e["points"] for e in spec["exercises"]})
-    if json_path is not None:
-        Path(json_path).write_text(json.dumps(report.gradescope(), indent=2) + "\n")
-    return report
 
 
 def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
@@ -277,7 +211,7 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
     ada,5,5,
     bob,0,0,
     """
-    spec = read_assignment(assignment)
+    spec = _assignment(assignment)
     ids = [e["id"] for e in spec["exercises"]]
     rows = []
     for upload in uploads:
@@ -346,7 +280,7 @@ def autograder_zip(assignment: Any, out: Any, *, wheel: Any = None) -> Path:
         the wheel.
     """
     assignment = Path(assignment)
-    read_assignment(assignment)
+    _assignment(assignment)
     out = Path(out)
     with tempfile.TemporaryDirectory(prefix="scratchnet-wheel-") as tmp:
         built = Path(wheel) if wheel else _wheel(Path(tmp))

@@ -1,12 +1,16 @@
-"""The grader: a student's package run apart, every check scored, a report and its JSON.
+"""The grader: the submission answers, the grader decides, and nothing outlives grading.
 
-The student's code never runs in the grader's own process: a child
-(:mod:`scratchnet.exercises.runner`) imports it with a memory limit and runs
-each check under a time limit, writing a line per step to a file.  When the
-child dies or hangs past a check's limit, the grader charges the check it was
-in and starts a new child for the exercises left, so an infinite loop or a
-huge allocation costs that check only.  Points: an exercise's points are shared
-equally by its checks; a check passed with carry-forward keeps its share.
+:func:`check` reads the assignment (or, for a student's self-check, the
+list in the package), then starts a dedicated grading process (``python -m
+scratchnet.exercises.grader JOB``) and reads its report.  That process reads
+the submission's source first (:mod:`scratchnet.exercises.analysis`:
+missing, broken, forbidden), becomes a child subreaper (Linux), starts the
+child that imports the submission (:mod:`scratchnet.exercises.remote`), and
+runs each check with its own copy of the checks: every expected value,
+comparison, diagnosis, carry-forward decision and point is decided here.
+When the child dies or hangs, the check it was in is charged and a new child
+answers the rest.  Before the report goes out, the child's process group and
+every descendant that escaped it are killed.
 """
 
 from __future__ import annotations
@@ -17,22 +21,24 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
+from .analysis import NUMERICAL, find_package, handout_names, read_exercise
+from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
-from .runner import checks_for
+from .checking import CHECKS, run_checks
+from .remote import Child, ChildLost, LibraryUsed, Objects, become_reaper, reap
+from .report import Report
 
-__all__ = ["Report", "UsageError", "check", "exercises_in"]
+__all__ = ["Report", "UsageError", "check", "exercises_in", "grade", "main"]
 
 _STATUS_TEXT = {
     "todo": "not implemented yet",
-    "library": "hands back scratchnet's own {id} (imports it or calls it): no "
-               "points; write it with NumPy, the library's function is what it is "
-               "checked against",
+    "library": "hands back scratchnet's own {id} (the library's {id} ran during "
+               "its check): no points; write it with NumPy, the library's function "
+               "is what it is checked against",
 }
 
 
@@ -82,11 +88,18 @@ def exercises_in(directory: Any) -> List[Exercise]:
     if not directory.is_dir():
         raise UsageError(f"no such directory: {directory}")
     init = directory / "__init__.py"
-    if init.exists():
-        for node in ast.parse(init.read_text()).body:
+    try:
+        listed = ast.parse(init.read_text()).body if init.exists() else []
+    except SyntaxError:   # an __init__ that does not parse: read the modules
+        listed = []
+    if listed:
+        for node in listed:
             if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == \
                     "EXERCISES":
-                return select(list(ast.literal_eval(node.value)))
+                try:
+                    return select(list(ast.literal_eval(node.value)))
+                except (KeyError, ValueError):
+                    break
     found = []
     for ex in CATALOGUE:
         path = directory / f"{ex.chapter}.py"
@@ -117,184 +130,179 @@ def exercises_in(directory: Any) -> List[Exercise]:
     return found
 
 
-@dataclass
-class Report:
-    """The graded exercises: per exercise its checks, points and messages.
-
-    Attributes
-    ----------
-    results : list of dict
-        Per exercise: ``id``, ``status``, ``points``, ``max_points`` and
-        ``checks`` (``name``, ``status``, ``message``, ``hint``, ``points``,
-        ``max_points``).
-    seconds : float
-        How long the grading took.
-
-    Examples
-    --------
-    >>> Report([], 0.0).score
-    0.0
-    """
-
-    results: List[Dict[str, Any]] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def score(self) -> float:
-        """The total of the points scored.
-
-        Returns
-        -------
-        float
-
-        Examples
-        --------
-        >>> Report([{"points": 2.5, "max_points": 5}], 1.0).score
-        2.5
-        """
-        return float(round(sum(r["points"] for r in self.results), 6))
-
-    @property
-    def max_score(self) -> float:
-        """The total of the points there are.
-
-        Returns
-        -------
-        float
-
-        Examples
-        --------
-        >>> Report([{"points": 2.5, "max_points": 5}], 1.0).max_score
-        5.0
-        """
-        return float(sum(r["max_points"] for r in self.results))
-
-    def text(self) -> str:
-        """The report a student reads: per exercise its score, per check PASS or FAIL.
-
-        Returns
-        -------
-        str
-
-        Examples
-        --------
-        >>> print(Report([], 0.0).text())
-        total: 0/0 points
-        """
-        lines = []
-        for r in self.results:
-            lines.append(f"{r['id']}: {r['points']:g}/{r['max_points']:g} points"
-                         + (f" - {r['message']}" if r.get("message") else ""))
-            if r["status"] != "graded":
-                continue  # not implemented, missing, the library's: said above
-            carried = ""
-            for c in r["checks"]:
-                mark = "PASS" if c["status"] in ("pass", "carried") else "FAIL"
-                lines.append(f"  {mark} {c['name']}" + (f": {c['message']}"
-                                                        if c["message"] else ""))
-                if c["status"] == "carried":
-                    lines[-1] += " (carried forward)"
-                    carried = c["hint"]
-                elif c["hint"]:
-                    lines.append(f"       hint: {c['hint']}")
-            if carried:
-                lines.append(f"  note: {carried}")
-        lines.append(f"total: {self.score:g}/{self.max_score:g} points")
-        return "\n".join(lines)
-
-    def gradescope(self) -> Dict[str, Any]:
-        """Gradescope's autograder results: ``score`` and one test per check.
-
-        Returns
-        -------
-        dict
-            ``{"score", "execution_time", "output", "tests": [{"name",
-            "score", "max_score", "output"}, ...]}``; each test's name starts
-            with its exercise id.
-
-        Examples
-        --------
-        >>> Report([], 0.0).gradescope()["tests"]
-        []
-        """
-        tests = []
-        for r in self.results:
-            if not r["checks"]:
-                tests.append({"name": f"{r['id']}", "score": 0.0,
-                              "max_score": float(r["max_points"]),
-                              "output": r.get("message", "")})
-            for c in r["checks"]:
-                output = "\n".join(s for s in (c["message"], c["hint"] and
-                                               f"hint: {c['hint']}") if s)
-                tests.append({"name": f"{r['id']}: {c['name']}",
-                              "score": round(c["points"], 6),
-                              "max_score": round(c["max_points"], 6),
-                              "output": output or "passed"})
-        return {"score": self.score, "execution_time": round(self.seconds, 3),
-                "output": f"{self.score:g}/{self.max_score:g} points", "tests": tests}
-
-
-def _scored(result: Dict[str, Any], ex: Exercise) -> Dict[str, Any]:
-    """Points for each check; one message when the whole exercise is out."""
+def _scored(result: Dict[str, Any], ex: Exercise, entry: Dict[str, Any]
+            ) -> Dict[str, Any]:
+    """Points for each check, shared by weight; one message when the whole exercise is out."""
     status = result["status"]
-    names = [name for name, _ in checks_for(ex.id)]
-    share = ex.points / len(names)
-    whole = status in ("missing", "error") and not result["checks"]
-    if status in _STATUS_TEXT or whole:
+    names = [name for name, _ in CHECKS[ex.id]]
+    specs = entry.get("checks") or {}
+    weights = {n: float(specs.get(n, {}).get("weight", 1.0)) for n in names}
+    total = sum(weights.values()) or 1.0
+    if status != "graded":
         message = result.get("message") or _STATUS_TEXT[status].format(id=ex.id)
         checks = [{"name": n, "status": status, "message": message if i == 0 else "",
                    "hint": ""} for i, n in enumerate(names)]
         result = {**result, "checks": checks, "message": message}
     for c in result["checks"]:
-        c["max_points"] = share
-        c["points"] = share if c["status"] in ("pass", "carried") else 0.0
+        c["max_points"] = entry["points"] * weights[c["name"]] / total
+        c["points"] = c["max_points"] if c["status"] in ("pass", "carried") else 0.0
+        c["visibility"] = specs.get(c["name"], {}).get("visibility", "visible")
     return {**result, "points": round(sum(c["points"] for c in result["checks"]), 6),
-            "max_points": ex.points}
+            "max_points": entry["points"]}
 
 
-def _child(directory: Path, ids: List[str], failed: List[str], limit: float,
-           memory_mb: int, results: Path) -> List[Dict[str, Any]]:
-    """One child process; its records (it may stop early)."""
-    config = results.with_suffix(".config.json")
-    config.write_text(json.dumps({"dir": str(directory), "ids": ids, "failed": failed,
-                                  "limit": limit, "memory_mb": memory_mb,
-                                  "results": str(results)}))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-           "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
-                                          os.environ.get("PYTHONPATH", "")])}
-    log = results.with_suffix(".stderr")
-    with open(log, "wb") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "scratchnet.exercises.runner",
-                                 str(config)], env=env, cwd=results.parent,
-                                stdout=subprocess.DEVNULL, stderr=stderr)
-    seen, last = 0, time.monotonic()
-    while proc.poll() is None:
-        time.sleep(0.02)
-        lines = results.read_text().splitlines() if results.exists() else []
-        if len(lines) > seen:
-            seen, last = len(lines), time.monotonic()
-        elif time.monotonic() - last > limit + 5:
-            proc.kill()
-    proc.wait()
-    stderr = log.read_text(errors="replace")[-2000:]
-    records = [json.loads(line) for line in results.read_text().splitlines()] \
-        if results.exists() else []
-    results.unlink(missing_ok=True)
-    records.append({"exit": proc.returncode, "stderr": stderr})
-    return records
+class _Children:
+    """The current child, started (and its modules loaded) when a check needs one."""
+
+    def __init__(self, directory: Path, modules: Dict[str, bool], job: Dict) -> None:
+        self.directory, self.modules, self.job = directory, modules, job
+        self.current: Child | None = None
+        self.dead: Dict[str, str] = {}
+        self.broken: Dict[str, str] = {}
+
+    def get(self) -> Child:
+        while self.current is None:
+            graded = select([e["id"] for e in self.job["exercises"]])  # + generic
+            homes = {e.id: e.chapter for e in [*CATALOGUE, *graded]}
+            child = Child(self.directory, homes,
+                          [m for m in NUMERICAL if m not in self.job["allow"]],
+                          limit=self.job["limit"], memory_mb=self.job["memory_mb"])
+            try:
+                for module, by_function in self.modules.items():
+                    if module in self.dead:
+                        continue
+                    at = module
+                    answer = child.request({"op": "load", "module": module,
+                                            "by_function": by_function})
+                    for name, why in (answer.get("value") or {}).get("broken",
+                                                                     {}).items():
+                        self.broken[f"{module}.{name}"] = why
+                self.current = child
+            except ChildLost as err:
+                self.dead[at] = str(err)
+        return self.current
+
+    def lost(self) -> None:
+        self.current = None
+
+    def stop(self) -> None:
+        if self.current is not None:
+            self.current.stop()
+            self.current = None
 
 
-def check(directory: Any, *, only: Sequence[str] = (), json_path: Any = None,
-          limit: float = 10.0, memory_mb: int = 2048) -> Report:
-    """Grade a student's package: every exercise it holds, in a child process.
+def _run(ex: Exercise, children: _Children, replace: Sequence[str],
+         only: Sequence[str] = ()) -> List[Dict[str, str]]:
+    """The checks, one at a time: a lost child costs the check it was in."""
+    out = []
+    for name, _ in CHECKS[ex.id]:
+        if only and name not in only:
+            continue
+        try:
+            out += run_checks(ex, Objects(children.get(), ex.id, replace), only=[name])
+        except ChildLost as err:
+            children.lost()
+            out.append({"name": name, "status": "error", "hint": "", "message": str(err)})
+    return out
+
+
+def grade(job: Dict[str, Any]) -> Report:
+    """Grade in this process (the dedicated grading process): the report.
+
+    Parameters
+    ----------
+    job : dict
+        ``dir`` (the package folder), ``exercises`` (the assignment's
+        entries), ``allow``, ``limit`` (seconds per check), ``memory_mb``,
+        ``mode``.
+
+    Returns
+    -------
+    Report
+
+    Examples
+    --------
+    >>> callable(grade)
+    True
+    """
+    start = time.perf_counter()
+    become_reaper()
+    directory = Path(job["dir"])
+    entries = {e["id"]: e for e in job["exercises"]}
+    exercises = select(list(entries))
+    given = handout_names(tuple(ex.id for ex in exercises))
+    findings = {ex.id: read_exercise(directory, ex.chapter, ex.id, given=given,
+                                     allow=[*job["allow"],
+                                            *entries[ex.id].get("allow", [])])
+                for ex in exercises}
+    modules: Dict[str, bool] = {}
+    for ex in exercises:
+        if findings[ex.id]["status"] == "ok":
+            modules[ex.chapter] = modules.get(ex.chapter, False) or \
+                findings[ex.id]["broken_module"]
+    children = _Children(directory, modules, job)
+    done: Dict[str, Dict[str, Any]] = {}
+    failed: set = set()
+    try:
+        for ex in exercises:
+            done[ex.id] = _grade_one(ex, findings[ex.id], children, failed)
+            if done[ex.id]["status"] != "graded" or any(
+                    c["status"] in ("fail", "error") for c in done[ex.id]["checks"]):
+                failed.add(ex.id)
+    finally:
+        children.stop()
+        reap()
+    return Report([_scored(done[ex.id], ex, entries[ex.id]) for ex in exercises],
+                  time.perf_counter() - start, job.get("mode", "assignment"))
+
+
+def _grade_one(ex: Exercise, finding: Dict[str, Any], children: _Children,
+               failed: set) -> Dict[str, Any]:
+    result = {"id": ex.id, "status": "graded", "checks": [],
+              "copied": finding["copied"]}
+    if finding["status"] != "ok":
+        return {**result, "status": finding["status"], "message": finding["message"]}
+    children.get()
+    key = f"{ex.chapter}.{ex.id.split('.')[0]}"
+    if ex.chapter in children.dead or key in children.broken:
+        why = children.broken.get(key) or children.dead[ex.chapter]
+        return {**result, "status": "error", "message": f"{ex.chapter}.py: {why}"}
+    try:
+        checks = _run(ex, children, [])
+    except LibraryUsed:
+        return {**result, "status": "library"}
+    if any(c["status"] == "todo" for c in checks):
+        return {**result, "status": "todo"}
+    wrong = [c["name"] for c in checks if c["status"] != "pass"]
+    suspects = [use for use in ex.uses if use in failed]
+    if wrong and suspects:
+        try:
+            again = {c["name"]: c for c in _run(ex, children, suspects, wrong)}
+        except LibraryUsed:
+            again = {}
+        for c in checks:
+            if again.get(c["name"], {}).get("status") == "pass":
+                c.update(status="carried", message="", hint=(
+                    f"passes with the library's {' and '.join(suspects)} in place of "
+                    f"yours: fix {' and '.join(suspects)} (graded there)"))
+    return {**result, "checks": checks}
+
+
+def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
+          json_path: Any = None, limit: float = 10.0, memory_mb: int = 2048) -> Report:
+    """Grade a submission: the assignment's exercises, in a grading process of its own.
 
     Parameters
     ----------
     directory : str or Path
-        The package (a folder written by ``make``, or one like it).
+        The submission: the package's folder, or a folder holding its files
+        (a flat upload), or a folder holding that one folder.
+    assignment : str or Path, optional
+        The instructor's assignment (JSON): exactly its exercises are graded,
+        for its points.  Without it, a self-check: the exercises the package
+        lists (or defines), and the report says so.
     only : sequence of str, optional
-        Exercise ids (or chapters) to grade; default all it holds.
+        Exercise ids (or chapters) to grade among those.
     json_path : str or Path, optional
         Also write Gradescope's ``results.json`` there.
     limit : float, default 10
@@ -309,7 +317,8 @@ def check(directory: Any, *, only: Sequence[str] = (), json_path: Any = None,
     Raises
     ------
     UsageError
-        No such folder, no exercises in it, or an id in ``only`` it lacks.
+        No such folder, no exercises, a bad assignment or an id in ``only``
+        not graded.
 
     Examples
     --------
@@ -322,46 +331,72 @@ def check(directory: Any, *, only: Sequence[str] = (), json_path: Any = None,
     True
     """
     start = time.perf_counter()
-    present = exercises_in(directory)
-    directory = Path(directory).resolve()
+    if not Path(directory).is_dir():
+        raise UsageError(f"no such directory: {directory}")
+    package = find_package(directory).resolve()
+    job: Dict[str, Any] = {"dir": str(package), "limit": limit, "memory_mb": memory_mb,
+                           "allow": [], "mode": "assignment"}
+    if assignment is not None:
+        try:
+            data = read_assignment(assignment)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+        job.update(exercises=data["exercises"], allow=data["allow"])
+        job["limit"] = float(data.get("time_limit", limit))
+        job["memory_mb"] = int(data.get("memory_mb", memory_mb))
+    else:
+        job.update(mode="self-check", exercises=[
+            {"id": e.id, "points": e.points} for e in exercises_in(package)])
     if only:
         try:
             wanted = {ex.id for ex in select(list(only))}
         except KeyError as err:
             raise UsageError(err.args[0]) from None
-        present = [ex for ex in present if ex.id in wanted]
-        if not present:
-            raise UsageError(f"none of {', '.join(only)} is in {directory}")
-    by_id = {ex.id: ex for ex in present}
-    done: Dict[str, Dict[str, Any]] = {}
-    failed: List[str] = []
-    with tempfile.TemporaryDirectory(prefix="scratchnet-grade-") as tmp:
-        while len(done) < len(present):
-            todo = [ex.id for ex in present if ex.id not in done]
-            records = _child(directory, todo, failed, limit, memory_mb,
-                             Path(tmp) / f"results{len(done)}.jsonl")
-            current, check_name = None, None
-            for record in records:
-                if "start" in record:
-                    current, check_name = record["start"], None
-                elif "check" in record:
-                    check_name = record["name"]
-                elif "result" in record:
-                    done[record["result"]["id"]] = record["result"]
-                    current = None
-            if current is None:
-                current = next((i for i in todo if i not in done), None)
-            if current is not None and current not in done:
-                end = records[-1]
-                why = (f"the grader's child process died (exit status {end['exit']}) "
-                       f"in check {check_name!r}: a hang past the time limit, a crash "
-                       f"or memory. {end['stderr'].strip()[-300:]}")
-                done[current] = {"id": current, "status": "error", "checks": [],
-                                 "message": why}
-            failed = [i for i, r in done.items() if r["status"] != "graded" or any(
-                c["status"] in ("fail", "error") for c in r["checks"])]
-    report = Report([_scored(done[ex.id], by_id[ex.id]) for ex in present],
-                    time.perf_counter() - start)
+        job["exercises"] = [e for e in job["exercises"] if e["id"] in wanted]
+        if not job["exercises"]:
+            raise UsageError(f"none of {', '.join(only)} is graded in {directory}")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "scratchnet.exercises.grader",
+                           json.dumps(job)], capture_output=True, env=env,
+                          stdin=subprocess.DEVNULL)
+    lines = proc.stdout.decode(errors="replace").strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"the grading process failed (exit status "
+                           f"{proc.returncode}): "
+                           f"{proc.stderr.decode(errors='replace')[-1500:]}")
+    report = Report.from_json(lines[-1])
+    report.seconds = time.perf_counter() - start
     if json_path is not None:
         Path(json_path).write_text(json.dumps(report.gradescope(), indent=2) + "\n")
     return report
+
+
+def main(argv: Sequence[str]) -> int:
+    """The grading process: ``python -m scratchnet.exercises.grader JOB``.
+
+    Parameters
+    ----------
+    argv : sequence of str
+        One JSON job (see :func:`grade`).
+
+    Returns
+    -------
+    int
+        0 when the report was printed, 2 for a wrong invocation.
+
+    Examples
+    --------
+    >>> main([])
+    2
+    """
+    if len(argv) != 1:
+        return 2
+    report = grade(json.loads(argv[0]))
+    sys.stdout.write(report.to_json() + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

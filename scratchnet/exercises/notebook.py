@@ -5,8 +5,9 @@ plain JSON: no Jupyter needed to write it): a title, a cell of imports, the
 given code, then per exercise its docstring as Markdown, a code cell with the
 function to write (tagged ``exercise``) and a cell that checks it with
 :func:`~scratchnet.exercises.assert_passes` (tagged ``check``).  The grader
-reads the code cells in order as the module, the ``check`` cells left out
-(:func:`notebook_code`).
+reads the code cells in order as the package's modules, each cell in the
+module its metadata names, the ``check`` cells left out
+(:func:`notebook_modules`).
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ from typing import Any, Dict, List
 
 from .layout import import_block
 
-__all__ = ["docstring_markdown", "notebook_code", "notebook_json"]
+__all__ = ["docstring_markdown", "notebook_json", "notebook_modules"]
 
 
-def _cell(kind: str, text: str, tag: str = "") -> Dict[str, Any]:
+def _cell(kind: str, text: str, tag: str = "", module: str = "") -> Dict[str, Any]:
     cell: Dict[str, Any] = {"cell_type": kind, "metadata": {},
                             "source": text.strip("\n").splitlines(keepends=True)}
     if tag:
         cell["metadata"]["tags"] = [tag]
+    if module:
+        cell["metadata"]["scratchnet"] = {"module": module}
     if kind == "code":
         cell.update(execution_count=None, outputs=[])
     return cell
@@ -124,13 +127,13 @@ def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict
                    "bodies that raise `NotImplementedError` (the message says what "
                    "to compute); the cell after each checks it.  Everything else is "
                    "given and works."),
-             _cell("code", "\n".join(import_block(imports)), "given")]
+             _cell("code", "\n".join(import_block(imports)), "given", "*")]
     for module in modules:
         given = [text for _, role, text in module.blocks if role == "given"]
         given += list(module.helpers.values())
         if given:
             cells.append(_cell("markdown", f"## Given, from `{module.chapter}`"))
-            cells.append(_cell("code", "\n\n\n".join(given), "given"))
+            cells.append(_cell("code", "\n\n\n".join(given), "given", module.chapter))
         for name, role, text in module.blocks:
             if role != "exercise":
                 continue
@@ -142,7 +145,7 @@ def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict
                                   if isinstance(m, ast.FunctionDef)
                                   and f"{name}.{m.name}" in ids)
             cells.append(_cell("markdown", docstring_markdown(" and ".join(ids), doc)))
-            cells.append(_cell("code", text, "exercise"))
+            cells.append(_cell("code", text, "exercise", module.chapter))
             cells.append(_cell("code", "\n".join(f'assert_passes("{i}", {name})'
                                                  for i in ids), "check"))
     for i, cell in enumerate(cells):
@@ -153,8 +156,21 @@ def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict
         "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
 
 
-def notebook_code(path: Any) -> str:
-    """A notebook's code cells in order, as one module; ``check`` cells left out.
+def _code(cell: Dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    text = "".join(source) if isinstance(source, list) else str(source)
+    return "\n".join(line for line in text.splitlines()   # no IPython magics
+                     if not line.lstrip().startswith(("%", "!")))
+
+
+def notebook_modules(path: Any) -> Dict[str, str]:
+    """A notebook's code as the package's modules: its code cells, in order.
+
+    Each cell written by ``make`` names its module in its metadata
+    (``{"scratchnet": {"module": "layers"}}``; ``"*"``: every module, the
+    imports); a cell the student added belongs to the module of the cell
+    before it; ``check`` cells are left out.  A module imports, relatively,
+    the names it reads that another module's cells define.
 
     Parameters
     ----------
@@ -163,24 +179,50 @@ def notebook_code(path: Any) -> str:
 
     Returns
     -------
-    str
+    dict
+        ``{module: source}``.
 
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> nb = {"cells": [{"cell_type": "code", "metadata": {}, "source": ["x = 1"]},
-    ...                 {"cell_type": "code", "metadata": {"tags": ["check"]},
-    ...                  "source": ["assert x"]}]}
+    >>> cell = lambda text, module: {"cell_type": "code", "source": [text],
+    ...     "metadata": {"scratchnet": {"module": module}}}
+    >>> nb = {"cells": [cell("import numpy as np", "*"),
+    ...                 cell("def softmax(x): ...", "softmax"),
+    ...                 cell("def loss(x): return softmax(x)", "losses")]}
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = pathlib.Path(tmp) / "hw.ipynb"
     ...     _ = path.write_text(json.dumps(nb))
-    ...     print(notebook_code(path))
-    x = 1
+    ...     print(notebook_modules(path)["losses"])
+    import numpy as np
+    <BLANKLINE>
+    from .softmax import softmax
+    <BLANKLINE>
+    <BLANKLINE>
+    def loss(x): return softmax(x)
+    <BLANKLINE>
     """
     cells = json.loads(Path(path).read_text())["cells"]
-    code = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            for c in cells if c.get("cell_type") == "code"
-            and "check" not in c.get("metadata", {}).get("tags", [])]
-    code = ["\n".join(line for line in block.splitlines()
-                      if not line.lstrip().startswith(("%", "!"))) for block in code]
-    return "\n\n\n".join(code) + "\n"
+    shared: List[str] = []
+    own: Dict[str, List[str]] = {}
+    current = "*"
+    for cell in cells:
+        meta = cell.get("metadata", {})
+        if cell.get("cell_type") != "code" or "check" in meta.get("tags", []):
+            continue
+        current = meta.get("scratchnet", {}).get("module", current)
+        (shared if current == "*" else own.setdefault(current, [])).append(_code(cell))
+    defined = {module: set(re.findall(r"^(?:def|class)\s+(\w+)|^(\w+)\s*=",
+                                      "\n".join(texts), re.M))
+               for module, texts in own.items()}
+    defined = {m: {a or b for a, b in names} for m, names in defined.items()}
+    out = {}
+    for module, texts in own.items():
+        words = set(re.findall(r"\w+", "\n".join(texts)))
+        imports = [f"from .{other} import {', '.join(sorted(names & words))}"
+                   for other, names in defined.items()
+                   if other != module and names & words - defined[module]]
+        head = "\n\n".join(part for part in ("\n".join(shared), "\n".join(imports))
+                           if part)
+        out[module] = "\n\n\n".join([head, *texts]) + "\n"
+    return out

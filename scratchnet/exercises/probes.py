@@ -123,7 +123,7 @@ def mistake_hint(got: Any, expected: Any, *, n: int = 0, rtol: float = 1e-6,
 
 def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-6,
                  atol: float = 1e-9, n: int = 0, hint: str = "",
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, diagnoses: Sequence[Callable] = ()) -> None:
     """Raise :class:`Failed` unless ``got`` matches ``expected`` (shape, values, dtype).
 
     Parameters
@@ -137,9 +137,13 @@ def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-6,
     n : int, optional
         The batch size, for :func:`mistake_hint`.
     hint : str, optional
-        A hint for this input when no classic mistake is recognised.
+        A hint that holds for any wrong result of this check (rarely: most
+        hints are ``diagnoses``).
     dtype : dtype, optional
         The dtype the result must keep (``np.float32``).
+    diagnoses : sequence of callable
+        Each ``diagnosis(got) -> str`` gives its hint only when its mistake,
+        recomputed, is what came back (:mod:`scratchnet.exercises.diagnoses`).
 
     Returns
     -------
@@ -160,16 +164,33 @@ def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-6,
         raise Failed(f"{what}: expected {show(expected)}, got {show(got)}, "
                      "which is not an array of numbers") from None
     message = f"{what}: expected {show(np.asarray(expected))}, got {show(got)}"
+
+    def evidence() -> str:
+        return next((h for h in (d(got) for d in diagnoses) if h), "")
+
     if arr.shape != np.shape(expected):
-        raise Failed(message, mistake_hint(arr, expected, n=n) or hint or
-                     f"the shape should be {np.shape(expected)}")
+        raise Failed(message, evidence() or mistake_hint(arr, expected, n=n) or hint
+                     or f"the shape should be {np.shape(expected)}")
     if not _close(arr, expected, rtol, atol):
-        raise Failed(message, mistake_hint(arr, expected, n=n, rtol=rtol, atol=atol)
-                     or hint)
+        raise Failed(message + _where_differs(arr, expected, rtol, atol),
+                     evidence() or mistake_hint(arr, expected, n=n, rtol=rtol,
+                                                atol=atol) or hint)
     if dtype is not None and np.asarray(got).dtype != dtype:
         raise Failed(f"{what}: expected dtype {np.dtype(dtype)}, got "
                      f"{np.asarray(got).dtype}", "keep the input's dtype: float32 in, "
                      "float32 out (no dtype=float, no np.float64(...))")
+
+
+def _where_differs(got: np.ndarray, expected: Any, rtol: float, atol: float) -> str:
+    """Where the values differ, for a message with no diagnosis: "; differs at ..."."""
+    e = np.asarray(expected, dtype=float)
+    with np.errstate(all="ignore"):
+        bad = ~np.isclose(got, e, rtol=rtol, atol=atol, equal_nan=True)
+    if got.ndim == 0 or not bad.any():
+        return ""
+    where = [tuple(int(i) for i in idx) for idx in np.argwhere(bad)[:3]]
+    return f"; differs at {len(np.argwhere(bad))} of {bad.size} entries, first at " + \
+        ", ".join(str(w[0] if len(w) == 1 else w) for w in where)
 
 
 def fd_gradient(f: Callable[[], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:

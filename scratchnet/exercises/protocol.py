@@ -109,11 +109,15 @@ class Handle:
 
     Examples
     --------
+    ``attribute`` names one of its attributes instead (``"params"``), to be
+    passed as an argument (an optimiser built on a network's parameters).
+
     >>> Handle(3)
-    Handle(number=3)
+    Handle(number=3, attribute='')
     """
 
     number: int
+    attribute: str = ""
 
 
 @dataclass(frozen=True)
@@ -176,7 +180,7 @@ def _tagged(value: Any, arrays: List[bytes], depth: int) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, Handle):
-        return {"$handle": value.number}
+        return {"$handle": value.number, "attribute": value.attribute}
     if isinstance(value, tuple):
         return {"$tuple": [_tagged(v, arrays, depth + 1) for v in value]}
     if isinstance(value, list):
@@ -228,7 +232,7 @@ def _untagged(value: Any, arrays: List[np.ndarray], depth: int) -> Any:
         return {str(k): _untagged(v, arrays, depth + 1)
                 for k, v in value["$dict"].items()}
     if "$handle" in value:
-        return Handle(int(value["$handle"]))
+        return Handle(int(value["$handle"]), str(value.get("attribute", "")))
     if "$object" in value:
         return Described(str(value["$object"]))
     raise ProtocolError(f"an unknown tagged value with keys {sorted(value)[:5]}")

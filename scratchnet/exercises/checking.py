@@ -1,0 +1,108 @@
+"""Every exercise's checks, and one exercise's checks run against the student's side.
+
+The checks live in the ``checks_*`` modules, each a list of ``(name, check)``
+per exercise id; a check of a function exercise is called with the student's
+function (which may run in the child), a check of a method exercise or of
+``train_step`` with the student's side (:class:`~scratchnet.exercises.remote.Objects`
+or :class:`~scratchnet.exercises.remote.Local`).  A check passes, fails
+(:class:`~scratchnet.exercises.probes.Failed`), is not implemented yet, or
+raises: each outcome is a status here.  Nothing here scores.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+from .catalogue import Exercise
+from .checks_layers import CHECKS as LAYER_CHECKS
+from .checks_models import CHECKS as MODEL_CHECKS
+from .checks_scores import CHECKS as SCORE_CHECKS
+from .probes import Failed
+from .remote import StudentRaised
+
+__all__ = ["CHECKS", "OBJECT_CHECKS", "run_checks"]
+
+class _WithGeneric(dict):
+    """The catalogue's checks by id; for any other chapter function, generic ones."""
+
+    def __missing__(self, ex_id: str) -> List:
+        from .generic import generic_checks
+
+        return generic_checks(ex_id)
+
+
+CHECKS: Dict[str, List] = _WithGeneric({**SCORE_CHECKS, **LAYER_CHECKS, **MODEL_CHECKS})
+#: The exercises whose checks take the student's side, not a function.
+OBJECT_CHECKS = frozenset(MODEL_CHECKS)
+
+
+def _outcome(check: Any, arg: Any) -> Dict[str, str]:
+    try:
+        check(arg)
+        return {"status": "pass", "message": "", "hint": ""}
+    except Failed as err:
+        return {"status": "fail", "message": err.message, "hint": err.hint}
+    except StudentRaised as err:
+        e = err.error
+        if e.get("todo"):
+            return {"status": "todo", "message": "not implemented yet", "hint": ""}
+        if e.get("type") == "CheckTimeout":
+            return {"status": "error", "message": f"ran past the time limit"
+                    f"{e.get('where', '')}", "hint": ""}
+        if e.get("type") == "MemoryError":
+            return {"status": "error", "message": f"ran out of memory{e.get('where')}",
+                    "hint": "an array far larger than the inputs: check the shapes"}
+        if e.get("type") == "SystemExit":
+            return {"status": "error", "message": f"called sys.exit{e.get('where')}",
+                    "hint": "return a value; never exit the program"}
+        return {"status": "error", "hint": "", "message":
+                f"raised {e.get('type')}: {e.get('message')}{e.get('where', '')}"}
+    except NotImplementedError:   # in process (assert_passes)
+        return {"status": "todo", "message": "not implemented yet", "hint": ""}
+    except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError,
+            RuntimeError) as err:   # in process: the student's code raised
+        return {"status": "error", "hint": "",
+                "message": f"raised {type(err).__name__}: {err}"}
+
+
+def run_checks(ex: Exercise, side: Any, *, only: Sequence[str] = ()
+               ) -> List[Dict[str, str]]:
+    """Run an exercise's checks against the student's side.
+
+    Parameters
+    ----------
+    ex : Exercise
+    side : Objects or Local
+        The student's code, in the child or in this process.
+    only : sequence of str, optional
+        Names of the checks to run (default all).
+
+    Returns
+    -------
+    list of dict
+        Per check: ``name``, ``status`` (pass, fail, todo, error),
+        ``message``, ``hint``.
+
+    Raises
+    ------
+    LibraryUsed, ChildLost
+        From the child: the grader decides what they cost.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scratchnet.exercises import select
+    >>> from scratchnet.exercises.remote import Local
+    >>> relu = select(["relu_backward"])[0]
+    >>> results = run_checks(relu, Local(lambda dout, x: dout * (x > 0)))
+    >>> sorted({r["status"] for r in results})
+    ['pass']
+    """
+    out = []
+    for name, check in CHECKS[ex.id]:
+        if only and name not in only:
+            continue
+        arg = side if ex.id in OBJECT_CHECKS else side.function(
+            ex.id, names=ex.covers)
+        out.append({"name": name, **_outcome(check, arg)})
+    return out

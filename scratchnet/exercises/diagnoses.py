@@ -1,0 +1,150 @@
+"""Hints from evidence: a diagnosis speaks only when its mistake explains the outputs.
+
+Each function here takes what came back (and the inputs it was computed
+from) and returns a hint only when recomputing the mistake it names gives
+exactly that output: the reference over the other axis, ``x - max(x)`` as a
+log-softmax, a mean over the classes, KL(q || p) for KL(p || q), a network's
+backward without its activation, an overflow where the input was large.
+Otherwise it returns "", and the message says what differs and where.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["close", "equals", "missing_activation", "nan_where", "other_axis",
+           "overflowed"]
+
+OVERFLOW = ("exp overflowed: subtract each row's maximum before exp "
+            "(x - x.max(axis=-1, keepdims=True)); the result does not change")
+
+
+def close(got: Any, candidate: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
+    """Whether ``got`` is ``candidate`` (same shape, values within tolerance).
+
+    Examples
+    --------
+    >>> close(np.ones(2), np.ones(2)), close(np.ones(2), np.ones(3))
+    (True, False)
+    """
+    try:
+        a, b = np.asarray(got, dtype=float), np.asarray(candidate, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol,
+                                                   equal_nan=True))
+
+
+def equals(candidate: Callable[[], Any], hint: str) -> Callable[[Any], str]:
+    """A diagnosis: ``hint`` when the output is ``candidate()`` (the mistake recomputed).
+
+    Examples
+    --------
+    >>> d = equals(lambda: np.zeros(2), "all zeros")
+    >>> d(np.zeros(2)), d(np.ones(2))
+    ('all zeros', '')
+    """
+    def diagnosis(got: Any) -> str:
+        with np.errstate(all="ignore"):
+            return hint if close(got, candidate()) else ""
+    return diagnosis
+
+
+def other_axis(ref: Callable, x: np.ndarray) -> Callable[[Any], str]:
+    """A diagnosis: the output is the reference computed over the first axis.
+
+    Examples
+    --------
+    >>> x = np.array([[0.0, 1.0], [2.0, 5.0]])
+    >>> other_axis(lambda a: a - a.max(-1, keepdims=True), x)(x - x.max(0))
+    'the result is computed over the wrong axis: the classes are on the last axis (axis=-1)'
+    """
+    def candidate():
+        out = ref(np.ascontiguousarray(x.T))
+        return out.T if np.ndim(out) == 2 else out
+    return equals(candidate, "the result is computed over the wrong axis: the classes "
+                             "are on the last axis (axis=-1)")
+
+
+def overflowed(x: np.ndarray, expected: Any) -> Callable[[Any], str]:
+    """A diagnosis: non-finite output only where the input was large (exp overflow).
+
+    Examples
+    --------
+    >>> x = np.array([[1000.0, 0.0], [1.0, 2.0]])
+    >>> overflowed(x, np.array([[1.0, 0.0], [0.27, 0.73]]))(np.array(
+    ...     [[np.nan, 0.0], [0.27, 0.73]]))[:14]
+    'exp overflowed'
+    """
+    def diagnosis(got: Any) -> str:
+        try:
+            g = np.asarray(got, dtype=float)
+        except (TypeError, ValueError):
+            return ""
+        e = np.asarray(expected, dtype=float)
+        if g.shape != e.shape:
+            return ""
+        bad = ~np.isfinite(g) & np.isfinite(e)
+        rows_large = np.abs(np.where(np.isfinite(x), x, 0)).max(axis=-1) > 700
+        if g.ndim == x.ndim:
+            bad_rows = bad.any(axis=-1) if g.ndim else bad
+        else:
+            bad_rows = bad
+        return OVERFLOW if bad.any() and np.all(rows_large[np.asarray(bad_rows)]) \
+            else ""
+    return diagnosis
+
+
+def nan_where(expected: Any, hint: str) -> Callable[[Any], str]:
+    """A diagnosis: the output is NaN (or infinite) where the expected value is finite.
+
+    Examples
+    --------
+    >>> nan_where(np.array([0.0]), "0 * log 0")(np.array([np.nan]))
+    '0 * log 0'
+    """
+    def diagnosis(got: Any) -> str:
+        try:
+            g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+        except (TypeError, ValueError):
+            return ""
+        return hint if g.shape == e.shape and np.any(~np.isfinite(g) & np.isfinite(e)) \
+            else ""
+    return diagnosis
+
+
+def missing_activation(got: Any, ref: Any, x: np.ndarray, dlogits: np.ndarray) -> str:
+    """The hint when a network's gradients are those of a backward without its activation.
+
+    Parameters
+    ----------
+    got : dict
+        The gradients that came back.
+    ref : TwoLayerMLP
+        The chapter's network with the same parameters.
+    x, dlogits : ndarray
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from scratchnet.mlp import TwoLayerMLP
+    >>> net = TwoLayerMLP(2, 3, 2, rng=0)
+    >>> x, d = np.ones((4, 2)), np.ones((4, 2))
+    >>> skip = {"W1": x.T @ (d @ net.params["W2"].T)}
+    >>> missing_activation(skip, net, x, d)[:40]
+    'these are the gradients of a backward th'
+    """
+    if not isinstance(got, dict) or "W1" not in got:
+        return ""
+    P = ref.params
+    dz = dlogits @ P["W2"].T     # the activation's backward left out
+    if close(got["W1"], x.reshape(len(x), -1).T @ dz):
+        return ("these are the gradients of a backward that skips the activation: "
+                "pass dh through relu_backward (or tanh_backward) before the first "
+                "layer's linear_backward")
+    return ""
