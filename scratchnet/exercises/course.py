@@ -74,7 +74,8 @@ def _notebook_in(upload: Path) -> Path | None:
     """The notebook an upload is (or holds, with no chapter module beside it)."""
     if upload.suffix == ".ipynb":
         return upload
-    if not upload.is_dir() or any(upload.rglob(f"{c}.py") for c in CHAPTER_ORDER):
+    if not upload.is_dir() or any(next(upload.rglob(f"{c}.py"), None)
+                                  for c in CHAPTER_ORDER):
         return None
     found = sorted(p for p in upload.rglob("*.ipynb")
                    if ".ipynb_checkpoints" not in p.parts)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import textwrap
 from typing import Iterable, List, Sequence, Set
 
 __all__ = ["example_names", "exercise_docstring"]
@@ -42,6 +43,28 @@ def _paragraphs(lines: Sequence[str]) -> List[List[str]]:
         if not line.strip():
             groups.append([])
     return [g for g in groups if g]
+
+
+def _prose(lines: Sequence[str], uncovered: Sequence[str]) -> List[str]:
+    """A paragraph without the parentheses and sentences that name what is not
+    covered, wrapped again; [] if nothing is left or it is not plain prose."""
+    if not _mentions("".join(lines), uncovered):
+        return list(lines)
+    text = [line for line in lines if line.strip()]
+    depth = {len(line) - len(line.lstrip()) for line in text}
+    if len(depth) != 1 or any("::" in line or ">>>" in line for line in text):
+        return []
+    joined = " ".join(line.strip() for line in text)
+    for name in uncovered:
+        joined = re.sub(rf"\s*\([^()]*\b{re.escape(name)}\b[^()]*\)", "", joined)
+    sentences = [s for s in re.split(r"(?<=[.;])\s+", joined)
+                 if not _mentions(s, uncovered)]
+    if not sentences:
+        return []
+    indent = " " * depth.pop()
+    tail = [""] if not lines[-1].strip() else []
+    return textwrap.wrap(" ".join(sentences), 88 - 4, initial_indent=indent,
+                         subsequent_indent=indent, break_on_hyphens=False) + tail
 
 
 def _examples(lines: Sequence[str], uncovered: Sequence[str]) -> List[str]:
@@ -76,19 +99,20 @@ def _assigned(code: Sequence[str]) -> Set[str]:
 
 
 def _parameter_entries(lines: Sequence[str], covers: Sequence[str],
-                       indent: int) -> List[str]:
-    out, keep = [], True
+                       uncovered: Sequence[str], indent: int) -> List[str]:
+    """The entries of the covered arguments, their text cut as :func:`_prose` cuts."""
+    entries: List[List[str]] = []
     for line in lines:
         depth = len(line) - len(line.lstrip())
         if line.strip() and depth == indent:
             head, sep, kind = line.strip().partition(" : ")
-            names = [n.strip() for n in head.split(",")]
-            wanted = [n for n in names if n in covers]
-            keep = bool(wanted)
-            line = " " * indent + ", ".join(wanted) + sep + kind
-        if keep:
-            out.append(line)
-    return out
+            wanted = [n.strip() for n in head.split(",") if n.strip() in covers]
+            entries.append([" " * indent + ", ".join(wanted) + sep + kind] if wanted
+                           else [])
+        elif entries and entries[-1]:
+            entries[-1].append(line)
+    return [line for entry in entries if entry
+            for line in [entry[0], *_prose(entry[1:], uncovered)]]
 
 
 def exercise_docstring(text: str, covers: Sequence[str],
@@ -154,12 +178,11 @@ def exercise_docstring(text: str, covers: Sequence[str],
         title, head = (section[0].strip(), section[:2]) if titled else ("", [])
         body = section[len(head):]
         if title == "Parameters":
-            body = _parameter_entries(body, covers, indent)
+            body = _parameter_entries(body, covers, uncovered, indent)
         elif title == "Examples":
             body = _examples(body, uncovered)
         elif titled or out:  # the summary and the text under it stay
-            body = [line for p in _paragraphs(body)
-                    if not _mentions("".join(p), uncovered) for line in p]
+            body = [line for p in _paragraphs(body) for line in _prose(p, uncovered)]
         if titled and not any(line.strip() for line in body):
             continue
         if out and out[-1].strip():

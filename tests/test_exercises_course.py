@@ -1,0 +1,261 @@
+"""The instructor's course (issue 31): hand-outs written for the exercise, any chapter
+function as an exercise, notebook hand-outs, a class graded to CSV, Gradescope's zip.
+
+The homework is the trial's: softmax and log_softmax, cross_entropy and its
+gradient, linear_backward and relu_backward, and the network's backward.
+"""
+
+import ast
+import csv
+import inspect
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import scratchnet.exercises as ex
+from scratchnet import losses
+from scratchnet.exercises.assignment import write_assignment
+from scratchnet.exercises.cli import main
+from scratchnet.exercises.course import grade
+from scratchnet.exercises.source import covered_arguments, function_text
+
+ROOT = Path(__file__).resolve().parents[1]
+TRIAL = ["softmax", "log_softmax", "cross_entropy", "cross_entropy_grad",
+         "linear_backward", "relu_backward", "TwoLayerMLP.backward"]
+TOTAL = sum(e.points for e in ex.select(TRIAL))
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    ex.make(TRIAL, root / "hw")
+    ex.make(TRIAL, root / "key", solutions=True)
+    ex.make(TRIAL, root / "nb", notebook=True)
+    ex.make(TRIAL, root / "nb", notebook=True, solutions=True)
+    write_assignment(TRIAL, root / "assignment.json", title="Homework 1")
+    return root
+
+
+def _pytest_doctests(folder: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "--doctest-modules",
+                           folder.name, "-q", "-p", "no:cacheprovider"],
+                          cwd=folder.parent, env=env, capture_output=True, text=True)
+    return done.stdout
+
+
+# --- hand-outs written for the exercise (item 3) --------------------------------------
+
+def test_the_handouts_examples_pass_on_the_key_and_fail_on_the_skeleton(course):
+    key = _pytest_doctests(course / "key")
+    assert "failed" not in key and re.search(r"\d+ passed", key), key
+    skeleton = _pytest_doctests(course / "hw")
+    for ex_id in TRIAL:
+        module = ex.select([ex_id])[0].chapter
+        assert f"FAILED hw/{module}.py::hw.{module}.{ex_id}" in skeleton, ex_id
+
+
+@pytest.mark.parametrize("edition", ["hw", "key"])
+def test_the_handout_imports_no_private_name_of_scratchnet(course, edition):
+    for path in (course / edition).glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "scratchnet"):
+                assert not any(p.startswith("_") for p in node.module.split(".")), path
+                assert not any(a.name.startswith("_") for a in node.names), path
+            if isinstance(node, ast.Import):
+                assert not any("._" in a.name for a in node.names), path
+
+
+def test_the_given_code_is_the_chapters_formula_not_its_validation(course):
+    layers = (course / "hw" / "layers.py").read_text()
+    assert "out = x @ W + b" in layers
+    assert "raise ValueError" not in layers and "as_float_array" not in layers
+
+
+def test_stub_hints_say_what_to_compute_by_default_never_the_formula(tmp_path):
+    texts = {}
+    for hints in ("none", "pointer", "formula"):
+        ex.make(["linear_backward"], tmp_path / hints, stub_hints=hints)
+        texts[hints] = (tmp_path / hints / "layers.py").read_text()
+    assert "dout @ W.T" not in texts["pointer"] and "dout @ W.T" not in texts["none"]
+    assert "dout @ W.T" in texts["formula"]
+    assert "the gradients of the loss with respect to x, W and b" in texts["pointer"]
+    assert 'NotImplementedError("linear_backward: write it")' in texts["none"]
+    assert main(["make", "softmax", "--out", str(tmp_path / "x"),
+                 "--stub-hints", "answer"]) == 2
+
+
+def test_a_chapter_docstring_is_cut_down_to_the_covered_arguments():
+    text, names = function_text(losses.cross_entropy, stub="todo",
+                                covers=["logits", "targets"], keyed=False,
+                                namespace=vars(losses))
+    doc = ast.get_docstring(ast.parse(text).body[0])
+    for arg in ("weight", "ignore_index", "label_smoothing", "reduction"):
+        assert not re.search(rf"``{arg}``|\b{arg}=|^{arg}\b", doc, re.M), arg
+    assert "sn." not in doc and "import scratchnet" not in doc
+    assert ">>> print(f\"{cross_entropy(logits, [0, 1]):.4f}\")" in doc
+    assert "cross_entropy" in names   # the examples call the student's own function
+
+
+def test_covered_arguments_keeps_defaults_and_keyword_only_arguments():
+    tree = ast.parse("def f(a, b=1, c=2, *, d=3, e): pass")
+    new, dropped = covered_arguments(tree.body[0].args, ["a", "c", "e"])
+    assert ast.unparse(new) == "a, c=2, *, e"
+    assert {k: ast.unparse(v) for k, v in dropped.items()} == {"b": "1", "d": "3"}
+
+
+# --- any chapter function is an exercise (item 2) ------------------------------------
+
+def test_any_public_chapter_function_is_an_exercise_with_generic_checks(tmp_path):
+    ex.make(["sigmoid", "tanh_forward"], tmp_path / "key", solutions=True)
+    report = ex.check(tmp_path / "key")
+    assert report.score == report.max_score == 10
+    checks = {c["name"] for r in report.results for c in r["checks"]}
+    assert {"docstring examples", "random inputs", "inputs unchanged"} <= checks
+    ex.make(["sigmoid", "tanh_forward"], tmp_path / "hw")
+    assert ex.check(tmp_path / "hw").score == 0
+    wrong = tmp_path / "wrong"
+    shutil.copytree(tmp_path / "key", wrong)
+    path = wrong / "layers.py"
+    path.write_text(path.read_text().replace("return out, out", "return out * 1.001, out"))
+    result = {r["id"]: r for r in ex.check(wrong).results}["tanh_forward"]
+    failed = {c["name"] for c in result["checks"] if c["status"] != "pass"}
+    assert {"docstring examples", "random inputs"} <= failed
+
+
+def test_private_or_unknown_names_are_not_exercises(tmp_path):
+    for name in ("_as_matrix", "no_such_function", "TwoLayerMLP"):
+        with pytest.raises(KeyError):
+            ex.make([name], tmp_path / "hw")
+
+
+# --- notebooks (item 4) ---------------------------------------------------------------
+
+def test_a_notebook_handout_has_per_exercise_its_docstring_stub_and_check(course):
+    cells = json.loads((course / "nb" / "homework.ipynb").read_text())["cells"]
+    checks = [c for c in cells if "check" in c["metadata"].get("tags", [])]
+    assert len(checks) == len(TRIAL)
+    for i, cell in enumerate(cells):
+        if cell in checks:
+            stub, doc = cells[i - 1], cells[i - 2]
+            assert "exercise" in stub["metadata"]["tags"]
+            assert doc["cell_type"] == "markdown" and doc["source"][0].startswith("###")
+            assert "".join(cell["source"]).startswith("assert_passes(")
+    code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert "NotImplementedError" in code and "scratchnet._" not in code
+
+
+def test_the_solutions_notebook_runs_and_passes_its_checks(course):
+    cells = json.loads((course / "nb" / "solutions.ipynb").read_text())["cells"]
+    namespace: dict = {}
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            exec("".join(cell["source"]), namespace)   # the checks raise if wrong
+
+
+def test_a_notebook_is_graded_as_the_package(course, tmp_path):
+    for name in ("homework", "solutions"):
+        upload = tmp_path / name
+        upload.mkdir()
+        shutil.copy(course / "nb" / f"{name}.ipynb", upload)
+    assert grade(tmp_path / "solutions", course / "assignment.json").score == TOTAL
+    assert grade(tmp_path / "homework", course / "assignment.json").score == 0
+
+
+# --- a class at once (item 7) ---------------------------------------------------------
+
+def test_a_class_is_graded_into_one_csv_table(course, tmp_path, capsys):
+    uploads = tmp_path / "uploads"
+    shutil.copytree(course / "key", uploads / "ada")               # a package
+    shutil.copytree(course / "hw", uploads / "bob")                # the skeleton
+    (uploads / "cy" / "inner").mkdir(parents=True)                 # files, in a folder
+    for path in (course / "key").glob("*.py"):
+        if path.name != "__init__.py":
+            shutil.copy(path, uploads / "cy" / "inner" / path.name)
+    shutil.copy(course / "nb" / "solutions.ipynb", uploads / "dee.ipynb")  # notebook
+    (uploads / "eve").mkdir()                                      # nothing
+    table = tmp_path / "grades.csv"
+    argv = ["check", *sorted(str(p) for p in uploads.iterdir()), str(uploads / "zed"),
+            "--assignment", str(course / "assignment.json"), "--csv", str(table)]
+    assert main(argv) == 0
+    with table.open() as text:
+        rows = {r["submission"]: r for r in csv.DictReader(text)}
+    assert list(rows) == ["ada", "bob", "cy", "dee.ipynb", "eve", "zed"]
+    assert list(rows["ada"])[1:-2] == TRIAL
+    assert [rows[s]["total"] for s in rows] == [f"{TOTAL}", "0", f"{TOTAL}",
+                                                f"{TOTAL}", "0", "0"]
+    assert rows["ada"]["TwoLayerMLP.backward"] == "8"
+    assert rows["bob"]["softmax"] == rows["eve"]["softmax"] == "0"
+    assert "no such submission" in rows["zed"]["error"] and not rows["ada"]["error"]
+    assert "eve: 0/43" in capsys.readouterr().out
+
+
+def test_csv_needs_an_assignment_and_several_submissions_need_csv(course, capsys):
+    assert main(["check", str(course / "key"), "--csv", "x.csv"]) == 2
+    assert main(["check", str(course / "key"), str(course / "hw")]) == 2
+    assert "--csv" in capsys.readouterr().out
+
+
+# --- Gradescope in one command (item 6) -----------------------------------------------
+
+def test_the_autograder_zip_grades_uploads_end_to_end_in_a_clean_venv(course, tmp_path):
+    """setup.sh installs scratchnet from the zip's wheel into a fresh venv (its NumPy
+    and Matplotlib found on this interpreter's path, so nothing is downloaded);
+    run_autograder grades $AUTOGRADER_ROOT/submission into results/results.json."""
+    archive = tmp_path / "autograder.zip"
+    assert main(["autograder", "--assignment", str(course / "assignment.json"),
+                 "--out", str(archive)]) == 0
+    names = zipfile.ZipFile(archive).namelist()
+    assert {"setup.sh", "run_autograder", "assignment.json"} <= set(names)
+    assert any(re.fullmatch(r"scratchnet-.*\.whl", n) for n in names)
+    root = tmp_path / "autograder"
+    zipfile.ZipFile(archive).extractall(root / "source")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    site = next(venv.glob("lib*/python*/site-packages"), None) or \
+        venv / "Lib" / "site-packages"
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}", AUTOGRADER_ROOT=str(root),
+               PIP_NO_INDEX="1")
+    subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, check=True,
+                   capture_output=True)
+    where = subprocess.run(["python3", "-c", "import scratchnet; print(scratchnet.__file__)"],
+                           env=env, capture_output=True, text=True, cwd=tmp_path).stdout
+    assert str(venv) in where   # the wheel's scratchnet, not this checkout
+
+    def run(upload) -> dict:
+        submission = root / "submission"
+        shutil.rmtree(submission, ignore_errors=True)
+        submission.mkdir()
+        for path in upload:
+            shutil.copy(path, submission / path.name)
+        subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
+                       check=True, capture_output=True, cwd=tmp_path)
+        return json.loads((root / "results" / "results.json").read_text())
+
+    flat = [p for p in (course / "key").glob("*.py") if p.name != "__init__.py"]
+    assert run(flat)["score"] == TOTAL
+    notebook = run([course / "nb" / "solutions.ipynb"])
+    assert notebook["score"] == TOTAL and len(notebook["tests"]) > len(TRIAL)
+    assert run([course / "hw" / "softmax.py"])["score"] == 0
+    nothing = run([])
+    assert nothing["score"] == 0 and nothing["output"]
+
+
+def test_exercise_modules_name_no_private_helper_of_their_neighbours():
+    """The hand-out modules are public API used by the grader: their shared names."""
+    from scratchnet.exercises import docstrings, handout, notebook, source
+
+    for module in (docstrings, handout, notebook, source):
+        for name in module.__all__:
+            assert not name.startswith("_") and inspect.getdoc(getattr(module, name))
