@@ -41,6 +41,7 @@ from .catalogue import CATALOGUE, CHAPTER_ORDER, Exercise, catalogue_text, selec
 from .checks_models import KL_THRESHOLD, TRAIN_STEPS, train_to_posterior
 from .grader import UsageError, check, exercises_in
 from .handout import make
+from .own import exercise, load_exercises
 from .report import Report
 
 __all__ = [
@@ -54,7 +55,9 @@ __all__ = [
     "assert_passes",
     "catalogue_text",
     "check",
+    "exercise",
     "exercises_in",
+    "load_exercises",
     "make",
     "select",
     "train_to_posterior",

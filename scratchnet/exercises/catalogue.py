@@ -171,9 +171,13 @@ def select(names: Sequence[str]) -> List[Exercise]:
 
 
 def _chapter_function(name: str) -> Exercise:
-    """Any public chapter function is an exercise (:mod:`~.generic`), else KeyError."""
+    """An instructor's exercise (:mod:`~.own`) or any public chapter function
+    (:mod:`~.generic`) is an exercise too; else KeyError."""
     from .generic import generic_exercise
+    from .own import REGISTRY
 
+    if name in REGISTRY:
+        return REGISTRY[name].exercise
     try:
         return generic_exercise(name)
     except KeyError:

@@ -23,12 +23,13 @@ from .remote import StudentRaised
 __all__ = ["CHECKS", "OBJECT_CHECKS", "run_checks"]
 
 class _WithGeneric(dict):
-    """The catalogue's checks by id; for any other chapter function, generic ones."""
+    """Checks by id: the catalogue's, an instructor's, a chapter function's."""
 
     def __missing__(self, ex_id: str) -> List:
         from .generic import generic_checks
+        from .own import REGISTRY, own_checks
 
-        return generic_checks(ex_id)
+        return own_checks(ex_id) if ex_id in REGISTRY else generic_checks(ex_id)
 
 
 CHECKS: Dict[str, List] = _WithGeneric({**SCORE_CHECKS, **LAYER_CHECKS, **MODEL_CHECKS})

@@ -34,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     write.add_argument("names", nargs="*", metavar="ID_OR_CHAPTER",
                        help="exercise ids or chapters (default: all)")
     write.add_argument("--out", required=True, metavar="DIR")
+    write.add_argument("--exercises", metavar="FILE",
+                       help="an exercises file of your own (scratchnet.exercises.own)")
     write.add_argument("--solutions", action="store_true",
                        help="the answer key: the bodies in place of the stubs")
     write.add_argument("--stub-hints", choices=("pointer", "none", "formula"),
@@ -48,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
                             "(several with --csv)")
     grade.add_argument("--assignment", metavar="FILE",
                        help="grade exactly the exercises and points it lists")
+    grade.add_argument("--exercises", metavar="FILE",
+                       help="an exercises file of your own (or named in the "
+                            "assignment)")
     grade.add_argument("--csv", metavar="FILE",
                        help="grade every SUBMISSION into one table (with "
                             "--assignment)")
@@ -61,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     zipped = sub.add_parser("autograder", help="write Gradescope's autograder zip")
     zipped.add_argument("--assignment", required=True, metavar="FILE")
     zipped.add_argument("--out", required=True, metavar="ZIP")
+    zipped.add_argument("--exercises", metavar="FILE",
+                        help="an exercises file of your own (or named in the "
+                             "assignment)")
     zipped.add_argument("--wheel", metavar="FILE",
                         help="scratchnet's wheel (default: built from this source)")
     return parser
@@ -72,17 +80,20 @@ def _check(args) -> int:
         if not args.assignment:
             raise UsageError("--csv grades a class by an assignment: give "
                              "--assignment FILE")
-        rows = grade_class(args.directory, args.assignment, args.csv, progress=print)
+        rows = grade_class(args.directory, args.assignment, args.csv, progress=print,
+                           exercises=args.exercises)
         print(f"wrote {len(rows)} rows to {args.csv}")
         return 0
     if len(args.directory) > 1:
         raise UsageError("several submissions are graded into a table: give --csv")
     if args.assignment:
         report = grade(args.directory[0], args.assignment, json_path=args.json,
-                       limit=args.time_limit, memory_mb=args.memory_mb)
+                       limit=args.time_limit, memory_mb=args.memory_mb,
+                       exercises=args.exercises)
     else:
         report = check(args.directory[0], only=args.only, json_path=args.json,
-                       limit=args.time_limit or 10.0, memory_mb=args.memory_mb or 2048)
+                       limit=args.time_limit or 10.0, memory_mb=args.memory_mb or 2048,
+                       exercises=args.exercises)
     print(report.text())
     return 0 if report.score >= report.max_score else 1
 
@@ -123,12 +134,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "make":
             files = make(args.names, args.out, solutions=args.solutions,
-                         stub_hints=args.stub_hints, notebook=args.notebook)
+                         stub_hints=args.stub_hints, notebook=args.notebook,
+                         exercises=args.exercises)
             print(f"wrote {len(files)} files to {args.out}: "
                   f"{', '.join(f.name for f in files)}")
             return 0
         if args.command == "autograder":
-            path = autograder_zip(args.assignment, args.out, wheel=args.wheel)
+            path = autograder_zip(args.assignment, args.out, wheel=args.wheel,
+                                  exercises=args.exercises)
             print(f"wrote {path}: setup.sh, run_autograder, assignment.json and "
                   f"scratchnet's wheel; upload it as the autograder")
             return 0

@@ -32,6 +32,7 @@ from .assignment import read_assignment
 from .catalogue import CHAPTER_ORDER
 from .grader import UsageError, check
 from .notebook import notebook_modules
+from .own import load_own
 from .report import Report
 
 __all__ = ["autograder_zip", "grade", "grade_class", "submission_package"]
@@ -63,11 +64,12 @@ exit 0   # points lost are in results.json, not an autograder failure
 """
 
 
-def _assignment(path: Any) -> Dict[str, Any]:
+def _assignment(path: Any, exercises: Any = None) -> Dict[str, Any]:
     try:
+        load_own(exercises, path)
         return read_assignment(path)
-    except ValueError as err:
-        raise UsageError(str(err)) from None
+    except (ValueError, KeyError) as err:
+        raise UsageError(str(err.args[0])) from None
 
 
 def _notebook_in(upload: Path) -> Path | None:
@@ -131,7 +133,8 @@ def submission_package(upload: Any, workdir: Any) -> Path:
 
 
 def grade(upload: Any, assignment: Any, *, json_path: Any = None,
-          limit: float | None = None, memory_mb: int | None = None) -> Report:
+          limit: float | None = None, memory_mb: int | None = None,
+          exercises: Any = None) -> Report:
     """Grade one upload by the assignment (see the module's docstring).
 
     Parameters
@@ -145,6 +148,8 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
     limit, memory_mb : optional
         Seconds per check and the child's memory (default: the assignment's,
         else 10 s and 2048 MB).
+    exercises : str or Path, optional
+        An instructor's exercises file (or named in the assignment).
 
     Returns
     -------
@@ -163,11 +168,12 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
     >>> [(r["id"], r["points"], r["max_points"]) for r in report.results]
     [('softmax', 0.0, 3), ('relu_backward', 2.0, 2)]
     """
-    _assignment(assignment)
+    _assignment(assignment, exercises)
     with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
         try:
             package = submission_package(upload, tmp)
             return check(package, assignment=assignment, json_path=json_path,
+                         exercises=exercises,
                          **({"limit": limit} if limit else {}),
                          **({"memory_mb": memory_mb} if memory_mb else {}))
         except UsageError as err:
@@ -178,7 +184,7 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
 
 
 def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
-                progress: Any = None) -> List[Dict[str, Any]]:
+                progress: Any = None, exercises: Any = None) -> List[Dict[str, Any]]:
     """Grade many uploads into one CSV: a row each, a column per exercise, the total.
 
     Parameters
@@ -191,6 +197,8 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
         and ``error`` (why a submission could not be graded).
     progress : callable, optional
         Called with a line per submission graded.
+    exercises : str or Path, optional
+        An instructor's exercises file (or named in the assignment).
 
     Returns
     -------
@@ -212,13 +220,13 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
     ada,5,5,
     bob,0,0,
     """
-    spec = _assignment(assignment)
+    spec = _assignment(assignment, exercises)
     ids = [e["id"] for e in spec["exercises"]]
     rows = []
     for upload in uploads:
         row: Dict[str, Any] = {"submission": Path(upload).name}
         try:
-            report = grade(upload, assignment)
+            report = grade(upload, assignment, exercises=exercises)
             row.update({r["id"]: f"{r['points']:g}" for r in report.results})
             row.update(total=f"{report.score:g}", error="")
         except UsageError as err:
@@ -263,7 +271,8 @@ def _wheel(folder: Path) -> Path:
     raise UsageError(f"could not build scratchnet's wheel: {done.stderr[-500:]}")
 
 
-def autograder_zip(assignment: Any, out: Any, *, wheel: Any = None) -> Path:
+def autograder_zip(assignment: Any, out: Any, *, wheel: Any = None,
+                   exercises: Any = None) -> Path:
     """Write Gradescope's autograder zip for the assignment.
 
     Parameters
@@ -273,6 +282,9 @@ def autograder_zip(assignment: Any, out: Any, *, wheel: Any = None) -> Path:
         The zip to write.
     wheel : str or Path, optional
         scratchnet's wheel (default: built from this checkout's source).
+    exercises : str or Path, optional
+        An instructor's exercises file (or the one the assignment names): put
+        in the zip, the assignment naming it.
 
     Returns
     -------
@@ -281,7 +293,11 @@ def autograder_zip(assignment: Any, out: Any, *, wheel: Any = None) -> Path:
         the wheel.
     """
     assignment = Path(assignment)
-    _assignment(assignment)
+    _assignment(assignment, exercises)
+    spec = json.loads(assignment.read_text())
+    own = load_own(exercises, assignment)
+    if own:
+        spec["exercises_file"] = Path(own[0]).name
     out = Path(out)
     with tempfile.TemporaryDirectory(prefix="scratchnet-wheel-") as tmp:
         built = Path(wheel) if wheel else _wheel(Path(tmp))
@@ -292,6 +308,8 @@ def autograder_zip(assignment: Any, out: Any, *, wheel: Any = None) -> Path:
                 info = zipfile.ZipInfo(name)
                 info.external_attr = 0o755 << 16   # executable
                 zf.writestr(info, text)
-            zf.write(assignment, "assignment.json")
+            zf.writestr("assignment.json", json.dumps(spec, indent=2) + "\n")
+            if own:
+                zf.write(own[0], Path(own[0]).name)
             zf.write(built, built.name)
     return out

@@ -31,7 +31,7 @@ from .probes import Failed, expect_close, show, unchanged
 from .protocol import Check
 from .source import chapter_module, home_chapter
 
-__all__ = ["generic_checks", "generic_exercise", "random_inputs"]
+__all__ = ["examples_check", "generic_checks", "generic_exercise", "random_inputs"]
 
 _SIZES = {"N": 4, "M": 3, "D": 2, "K": 3, "in": 3, "out": 2}
 
@@ -138,7 +138,14 @@ class _Runner(doctest.DocTestRunner):
         super().report_unexpected_exception(out, test, example, exc_info)
 
 
-def _examples_check(ex: Exercise) -> Callable:
+def examples_check(ex: Exercise) -> Callable:
+    """The check that the examples of the student's docstring print what they show.
+
+    Examples
+    --------
+    >>> callable(examples_check(generic_exercise("sigmoid")))
+    True
+    """
     def run(f):
         from .source import function_text, reference
 
@@ -175,7 +182,7 @@ def generic_checks(name: str) -> List[Tuple[str, Callable]]:
     """
     ex = generic_exercise(name)
     library = _library(name)
-    checks = [Check("docstring examples", run=_examples_check(ex))]
+    checks = [Check("docstring examples", run=examples_check(ex))]
     if random_inputs(name, ex.covers) is not None:
         def values(f, dtype=np.float64):
             args = random_inputs(name, ex.covers, dtype)

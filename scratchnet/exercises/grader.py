@@ -29,6 +29,7 @@ from .analysis import NUMERICAL, find_package, handout_names, read_exercise
 from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
 from .checking import CHECKS, run_checks
+from .own import load_own
 from .remote import Child, ChildLost, LibraryUsed, Objects, become_reaper, reap
 from .report import Report
 
@@ -227,6 +228,7 @@ def grade(job: Dict[str, Any]) -> Report:
     """
     start = time.perf_counter()
     become_reaper()
+    load_own(*job.get("exercises_files", []))
     directory = Path(job["dir"])
     entries = {e["id"]: e for e in job["exercises"]}
     exercises = select(list(entries))
@@ -289,7 +291,8 @@ def _grade_one(ex: Exercise, finding: Dict[str, Any], children: _Children,
 
 
 def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
-          json_path: Any = None, limit: float = 10.0, memory_mb: int = 2048) -> Report:
+          json_path: Any = None, limit: float = 10.0, memory_mb: int = 2048,
+          exercises: Any = None) -> Report:
     """Grade a submission: the assignment's exercises, in a grading process of its own.
 
     Parameters
@@ -297,6 +300,9 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     directory : str or Path
         The submission: the package's folder, or a folder holding its files
         (a flat upload), or a folder holding that one folder.
+    exercises : str or Path, optional
+        An instructor's exercises file (:mod:`scratchnet.exercises.own`); an
+        assignment may name one too (``"exercises_file"``).
     assignment : str or Path, optional
         The instructor's assignment (JSON): exactly its exercises are graded,
         for its points.  Without it, a self-check: the exercises the package
@@ -336,6 +342,10 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     package = find_package(directory).resolve()
     job: Dict[str, Any] = {"dir": str(package), "limit": limit, "memory_mb": memory_mb,
                            "allow": [], "mode": "assignment"}
+    try:   # the instructor's own exercises, known here and in the grading process
+        job["exercises_files"] = load_own(exercises, assignment)
+    except KeyError as err:
+        raise UsageError(err.args[0]) from None
     if assignment is not None:
         try:
             data = read_assignment(assignment)

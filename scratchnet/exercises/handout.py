@@ -60,11 +60,16 @@ or in your own pytest file:
 """
 
 
-def _source_line(chapter: str, name: str) -> int:
-    obj = chapter_module(chapter)
+def _source_line(chapter: str, name: str) -> Tuple[int, int]:
+    """Where ``name`` is written: the chapter's (or the key's) order, then the
+    instructor's exercises after."""
+    obj: Any = chapter_module(chapter)
     for part in name.split("."):
-        obj = getattr(obj, part)
-    return inspect.getsourcelines(obj)[1]
+        obj = getattr(obj, part, None)
+    own = obj is None or not inspect.getmodule(obj).__name__.startswith("scratchnet.")
+    if own:
+        obj, _ = reference(name, chapter_module(chapter))
+    return int(own), inspect.getsourcelines(obj)[1]
 
 
 def _publichome_chapter(name: str) -> str:
@@ -209,7 +214,8 @@ def _layout(exercises: Sequence[Exercise]) -> Dict[str, Dict[str, str]]:
         items.setdefault(ex.chapter, {})[ex.id] = "exercise"
     return {chapter: {n: items[chapter][n] for n in
                       sorted(items[chapter], key=lambda n: _source_line(chapter, n))}
-            for chapter in CHAPTER_ORDER if chapter in items}
+            for chapter in [*CHAPTER_ORDER, *sorted(set(items) - set(CHAPTER_ORDER))]
+            if chapter in items}
 
 
 def _package_module(module: _Module, solutions: bool) -> str:
@@ -230,7 +236,8 @@ def _package_module(module: _Module, solutions: bool) -> str:
 
 
 def make(names: Sequence[str], out: Any, *, solutions: bool = False,
-         stub_hints: str = "pointer", notebook: bool = False) -> List[Path]:
+         stub_hints: str = "pointer", notebook: bool = False,
+         exercises: Any = None) -> List[Path]:
     """Write the student edition (or the answer key): a package or a notebook.
 
     Parameters
@@ -248,6 +255,9 @@ def make(names: Sequence[str], out: Any, *, solutions: bool = False,
         What a stub says: what to compute (default), nothing, or the formula.
     notebook : bool, default False
         Write ``homework.ipynb`` (``solutions.ipynb``) instead of a package.
+    exercises : str or Path, optional
+        An instructor's exercises file (:mod:`scratchnet.exercises.own`): its
+        exercises can be named too.
 
     Returns
     -------
@@ -262,6 +272,9 @@ def make(names: Sequence[str], out: Any, *, solutions: bool = False,
     ...     print(sorted(f.name for f in files))
     ['README.md', '__init__.py', 'layers.py']
     """
+    from .own import load_own
+
+    load_own(exercises)
     exercises = select(list(names))
     stub_message(exercises[0].id, stub_hints, "")  # a wrong choice fails here
     by_id = {ex.id: ex for ex in exercises}

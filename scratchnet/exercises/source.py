@@ -62,6 +62,10 @@ def reference(name: str, chapter: types.ModuleType) -> Tuple[Any, bool]:
     >>> reference("log_sigmoid", chapter_module("softmax"))[1]
     False
     """
+    from .own import REGISTRY
+
+    if name in REGISTRY:   # an instructor's exercise: its reference is the key
+        return REGISTRY[name].reference, True
     owner_name, _, method = name.rpartition(".")
     for key in (key_scores, key_models):
         owner = getattr(key, owner_name, None) if owner_name else key
@@ -304,14 +308,22 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
 
 
 def chapter_module(chapter: str) -> types.ModuleType:
-    """The chapter module ``scratchnet.<chapter>``.
+    """The chapter module ``scratchnet.<chapter>``, or an instructor's exercises file.
 
     Examples
     --------
     >>> chapter_module("layers").__name__
     'scratchnet.layers'
     """
-    return importlib.import_module(f"scratchnet.{chapter}")
+    from .own import REGISTRY
+
+    try:
+        return importlib.import_module(f"scratchnet.{chapter}")
+    except ImportError:
+        for own in REGISTRY.values():
+            if own.exercise.chapter == chapter:
+                return inspect.getmodule(own.reference)
+        raise
 
 
 def home_chapter(name: str) -> str:
@@ -328,7 +340,10 @@ def home_chapter(name: str) -> str:
     'mlp'
     """
     from .catalogue import CHAPTER_ORDER
+    from .own import REGISTRY
 
+    if name in REGISTRY:
+        return REGISTRY[name].exercise.chapter
     top = name.split(".")[0]
     for chapter in CHAPTER_ORDER:
         value = getattr(chapter_module(chapter), top, None)
