@@ -157,7 +157,8 @@ def test_the_skeleton_scores_zero_without_tracebacks(editions, capsys):
     assert main(["check", str(editions / "hw")]) == 1
     out = capsys.readouterr().out
     assert out.count("not implemented yet") == len(ex.CATALOGUE)
-    assert "Traceback" not in out and out.strip().endswith("total: 0/100 points")
+    assert "Traceback" not in out and "\ntotal: 0/100 points\n" in out
+    assert out.strip().endswith("grades with the assignment)")   # a self-check
 
 
 def test_a_package_without_init_is_graded(tmp_path):
@@ -213,10 +214,10 @@ def test_a_huge_allocation_costs_its_exercise_only(tmp_path):
 
 def test_a_crash_of_the_child_costs_its_exercise_only(tmp_path):
     hw = write(tmp_path / "hw", {"layers": [
-        ("return dout * (cache > 0)", "import os\n    os.abort()")]})
+        ("return dout * (cache > 0)", "import faulthandler\n    faulthandler._sigsegv()")]})
     report = ex.check(hw, only=["relu_backward", "tanh_backward"])
     relu, tanh = report.results
-    assert relu["points"] == 0 and "died" in relu["message"]
+    assert relu["points"] == 0 and "died" in relu["checks"][0]["message"]   # per check now
     assert tanh["points"] == tanh["max_points"]
 
 
@@ -228,7 +229,7 @@ def test_an_exception_says_where_and_a_syntax_error_costs_its_module(tmp_path):
     results = {r["id"]: r for r in report.results}
     message = results["tanh_backward"]["checks"][0]["message"]
     assert "raised ValueError" in message and "layers.py line 14" in message
-    assert "information.py could not be imported" in results["entropy"]["message"]
+    assert "syntax error at information.py line" in results["entropy"]["message"]
     assert results["relu_backward"]["points"] == 5
 
 
@@ -247,4 +248,4 @@ def test_assert_passes_in_a_students_own_test():
 
 def test_the_reference_trains_to_the_posterior_with_margin_over_12_seeds():
     kls = [ex.train_to_posterior(seed=seed) for seed in range(12)]
-    assert max(kls) < ex.KL_THRESHOLD / 4, kls
+    assert max(kls) < ex.KL_THRESHOLD / 3, kls   # issue 30: the unequal-variance task

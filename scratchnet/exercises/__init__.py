@@ -2,11 +2,15 @@
 
 scratchnet's chapters are the reference answers; this package turns them
 into homework.  ``make`` writes a student edition generated from the
-chapters' source (signatures and docstrings kept, bodies to write), ``check``
-grades a student's package in a child process with the conformance checks of
-the conventions, carry-forward between exercises and hints for the classic
-mistakes, and writes Gradescope's results; ``assert_passes`` runs one check in
-a student's own pytest file.  The same from the command line:
+chapters' source (signatures and docstrings kept, bodies to write) and, with
+``--assignment``, the instructor's assignment beside it; ``check`` grades
+exactly what the assignment lists.  The grader decides and the student's
+code only answers: a child process imports the submission and answers calls,
+while every comparison, hint (from evidence), carry-forward decision and
+point is the grader's, and nothing the submission started outlives grading
+(:mod:`~scratchnet.exercises.protocol` states the contracts, ``docs/teaching.md``
+the threat model).  ``assert_passes`` runs one exercise's checks in a
+student's own pytest file.  The same from the command line:
 ``python -m scratchnet exercises list | make | check``.
 
 =================  ============================================================
@@ -14,12 +18,21 @@ a student's own pytest file.  The same from the command line:
                    arguments, what is given
 ``layout``         generated code in PEP 8 form: signatures, import blocks
 ``source``         the student edition and the answer key, from the source
-``probes``         what a check is made of: diagnosing comparisons
+``protocol``       the contracts: the assignment file, the requests and
+                   answers between grader and child, a check as data
+``probes``         what a check is made of: comparisons that say where
+``diagnoses``      hints only where the mistake, recomputed, is the output
 ``checks_scores``  softmax, log-softmax, logsumexp and the losses
 ``checks_layers``  information, Bayes' rule and the layers
 ``checks_models``  the network, the optimisers, training to the posterior
-``runner``         the child process that runs the student's code
-``grader``         the report, the points, Gradescope's JSON
+``analysis``       the submission's source, read first: missing, broken,
+                   forbidden (the import policy), copied
+``child``          the child process: imports the submission, answers
+``remote``         the checks' view of the child; killing what it started
+``checking``       one exercise's checks, run: pass, fail, todo, error
+``report``         the report and Gradescope's JSON
+``assignment``     the instructor's assignment file: write, read, check
+``grader``         the grading process: verdicts, carry-forward, points
 ``assertions``     one check in a student's pytest file
 ``cli``            ``list``, ``make``, ``check``
 =================  ============================================================
@@ -31,9 +44,11 @@ Examples
 >>> with tempfile.TemporaryDirectory() as tmp:
 ...     _ = exercises.make(["relu_backward"], tmp + "/hw")
 ...     report = exercises.check(tmp + "/hw")
->>> print(report.text())
+>>> print(report.text())  # doctest: +NORMALIZE_WHITESPACE
 relu_backward: 0/5 points - not implemented yet
 total: 0/5 points
+(a self-check: the exercises graded are those your package lists; your
+instructor grades with the assignment)
 """
 
 from .assertions import assert_passes

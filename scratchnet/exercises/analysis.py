@@ -62,7 +62,8 @@ def chunks(text: str) -> List[Tuple[int, str, List[str]]]:
 
     Examples
     --------
-    >>> text = "import numpy as np\\n\\ndef f(x)\\n    return x\\n\\n@d\\ndef g():\\n    pass\\n"
+    >>> text = ("import numpy as np\\n\\ndef f(x)\\n    return x\\n\\n"
+    ...         "@d\\ndef g():\\n    pass\\n")
     >>> [(line, names) for line, _, names in chunks(text)]
     [(1, []), (3, ['f']), (6, ['g'])]
     """
@@ -88,7 +89,7 @@ def chunks(text: str) -> List[Tuple[int, str, List[str]]]:
 
 
 def find_package(directory: Any) -> Path:
-    """The folder holding a submission's modules: the folder itself, or its one subfolder.
+    """The folder holding a submission's modules: itself, or its one subfolder.
 
     A flat upload (the modules themselves) and an upload of the package's
     folder are both accepted.
@@ -257,6 +258,10 @@ def read_exercise(directory: Path, chapter: str, ex_id: str, *,
                 helpers[statement.name] = statement
                 if statement.name == cls_name:
                     node, problem = statement, ""
+    origin = bound.get(cls_name, ("",))[0]
+    if node is None and not method and origin.split(".")[0] == "scratchnet":
+        return {**result, "status": "forbidden", "message": f"hands back scratchnet's "
+                f"own {ex_id} (imports {origin}): write it, do not import it"}
     if node is None:
         return {**result, "status": "broken" if problem else "missing",
                 "message": problem or f"missing: {ex_id} is not defined in {path.name}"}
@@ -265,7 +270,8 @@ def read_exercise(directory: Path, chapter: str, ex_id: str, *,
                      and m.name == method), None)
         if node is None:
             return {**result, "status": "missing",
-                    "message": f"missing: {cls_name} in {path.name} defines no {method}"}
+                    "message": f"missing: {cls_name} in {path.name} defines no "
+                               f"{method}"}
     result["copied"] = _body_dump(node) == _chapter_body(chapter, ex_id)
     why = _forbidden(node, helpers, bound, ex_id, chapter, given, allow, path.name)
     if why:
@@ -296,17 +302,23 @@ def _forbidden(node, helpers, bound, ex_id, chapter, given, allow, filename) -> 
                     todo.append(helpers[sub.id])
             uses.append(sub)
     method = ex_id.partition(".")[2]
+    bound = dict(bound)
+    for sub in uses:   # imports inside the exercise: judged by what is used
+        if isinstance(sub, (ast.Import, ast.ImportFrom)):
+            for name, full in _bindings(sub):
+                bound[name] = (full, sub.lineno, ast.unparse(sub))
     for sub in uses:
         if isinstance(sub, (ast.Import, ast.ImportFrom)):
             for _, full in _bindings(sub):
-                if not full.startswith(".") and not _allowed(full, given, allow):
+                if full.split(".")[0] != "scratchnet" and not full.startswith(".") \
+                        and not _allowed(full, given, allow):
                     return (f"uses {full} ({filename} line {sub.lineno}): not allowed "
                             f"in this homework")
-        if isinstance(sub, ast.Attribute) and sub.attr in _DUNDERS or \
-                isinstance(sub, ast.Constant) and sub.value in _DUNDERS:
+        if (isinstance(sub, ast.Attribute) and sub.attr in _DUNDERS) or \
+                (isinstance(sub, ast.Constant) and sub.value in _DUNDERS):
             name = sub.attr if isinstance(sub, ast.Attribute) else sub.value
-            return (f"reaches for {name} ({filename} line {sub.lineno}): the homework's "
-                    f"code may not look inside functions or modules")
+            return (f"reaches for {name} ({filename} line {sub.lineno}): the "
+                    f"homework's code may not look inside functions or modules")
         if isinstance(sub, ast.Name) and sub.id in _REACHING_NAMES:
             return (f"calls {sub.id} ({filename} line {sub.lineno}): the homework's "
                     f"code may not run or import code by name")
@@ -321,8 +333,8 @@ def _forbidden(node, helpers, bound, ex_id, chapter, given, allow, filename) -> 
             if origin.startswith("."):
                 continue
             full = ".".join([origin, *dotted[1:]])
-            if full == own or full.endswith("." + ex_id) and \
-                    full.split(".")[0] == "scratchnet":
+            if full == own or (full.endswith("." + ex_id) and \
+                    full.split(".")[0] == "scratchnet"):
                 return (f"hands back scratchnet's own {ex_id} ({filename} line "
                         f"{sub.lineno}): write it, do not import it")
             if not _allowed(origin, given, allow) or (

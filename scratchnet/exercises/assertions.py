@@ -12,7 +12,7 @@ from typing import Any
 
 from .catalogue import select
 from .checking import CHECKS, run_checks
-from .remote import Local
+from .sides import Local
 
 __all__ = ["assert_passes"]
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..gaussian import two_gaussian_posterior
 from ..information import entropy, kl_divergence
 from ..layers import linear_backward, linear_forward, relu_backward, tanh_backward
+from .diagnoses import equals, nan_where
 from .probes import Failed, expect_close, fd_gradient, show, unchanged
 
 __all__ = ["CHECKS"]
@@ -24,6 +25,18 @@ _ZERO_LOG_ZERO = ("0 log 0 = 0: leave out the terms where p = 0 "
                   "(np.where(p > 0, p * np.log(p), 0.0)), or their NaN spreads")
 
 
+def _epsilon(expected):
+    def diagnosis(got):
+        try:
+            gap = np.abs(np.asarray(got, dtype=float) - expected).max()
+        except (TypeError, ValueError):
+            return ""
+        return (f"off by {gap:.1e}: an epsilon added to p (p + 1e-12) changes the "
+                "result; leave the terms with p = 0 out instead") if 0 < gap < 1e-6 \
+            else ""
+    return diagnosis
+
+
 def _entropy_checks():
     def values(f):
         for p in (_P, _P[0]):
@@ -31,8 +44,10 @@ def _entropy_checks():
 
     def zeros(f):
         p = np.array([[1.0, 0.0, 0.0], [0.5, 0.0, 0.5]])
-        expect_close(f(p.copy()), entropy(p), f"entropy(p) for p = {show(p)}",
-                     hint=_ZERO_LOG_ZERO)
+        got = f(p.copy())
+        expect_close(got, entropy(p), f"entropy(p) for p = {show(p)}", atol=1e-13,
+                     diagnoses=[nan_where(entropy(p), _ZERO_LOG_ZERO),
+                                _epsilon(entropy(p))])
 
     def one_outcome(f):
         p = np.array([[1.0], [1.0]])
@@ -45,24 +60,30 @@ def _kl_checks():
     def values(f):
         for p, q in ((_P, _Q), (_P[0], _Q[0])):
             expect_close(f(p.copy(), q.copy()), kl_divergence(p, q),
-                         f"kl_divergence(p, q) for p = {show(p)}, q = {show(q)}")
+                         f"kl_divergence(p, q) for p = {show(p)}, q = {show(q)}",
+                         diagnoses=[equals(lambda p=p, q=q: kl_divergence(q, p),
+                                           "this is KL(q || p): the arguments are "
+                                           "swapped; KL(p || q) = sum p log(p / q)")])
 
     def zeros(f):
         p, q = np.array([1.0, 0.0]), np.array([0.5, 0.5])
         expect_close(f(p.copy(), q.copy()), kl_divergence(p, q),
                      f"kl_divergence(p, q) for p = {show(p)}, q = {show(q)}",
-                     hint=_ZERO_LOG_ZERO)
+                     diagnoses=[nan_where(kl_divergence(p, q), _ZERO_LOG_ZERO)])
 
     def impossible(f):
         p, q = np.array([0.5, 0.5]), np.array([1.0, 0.0])
-        expect_close(f(p.copy(), q.copy()), np.inf,
+        got = f(p.copy(), q.copy())
+        expect_close(got, np.inf,
                      f"kl_divergence(p, q) for p = {show(p)}, q = {show(q)}",
-                     hint="p > 0 = q is +inf: the model called impossible something "
-                          "that happens")
+                     diagnoses=[lambda g: "p > 0 = q is +inf: the model called "
+                                "impossible something that happens" if
+                                np.all(np.isfinite(np.asarray(g, dtype=float)))
+                                else ""])
 
     def itself(f):
         expect_close(f(_P.copy(), _P.copy()), np.zeros(2), "kl_divergence(p, p)",
-                     atol=1e-12, hint="KL(p || p) is 0")
+                     atol=1e-12)
 
     return [("values", values), ("0 log 0 = 0", zeros),
             ("q = 0 < p is inf", impossible), ("KL(p || p) = 0", itself)]
@@ -80,21 +101,39 @@ def _posterior_checks():
             expect_close(f(x.copy(), *setting), two_gaussian_posterior(x, *setting),
                          f"two_gaussian_posterior(x, {', '.join(map(str, setting))}) "
                          f"for x = {show(x)}", rtol=1e-6, atol=1e-12,
-                         hint="P(c1|x) = P(c1) N(x; mu1, sigma1) / sum over c of "
-                              "P(c) N(x; mu_c, sigma_c); the densities' 1/sigma "
-                              "factors do not cancel when the sigmas differ")
+                         diagnoses=[equals(lambda: _no_sigma_factor(x, *setting),
+                                           "the densities' 1/sigma factors are "
+                                           "missing: they do not cancel when the "
+                                           "sigmas differ")])
         return label, check
+
+    def far_tails(f):
+        far = np.array([-40.0, -20.0, 25.0, 40.0])
+        want = two_gaussian_posterior(far, *_SETTINGS[0])
+        expect_close(f(far.copy(), *_SETTINGS[0]), want,
+                     f"two_gaussian_posterior(x, {', '.join(map(str, _SETTINGS[0]))}) "
+                     f"far in the tails, x = {show(far)}", rtol=1e-6, atol=1e-12,
+                     diagnoses=[nan_where(want, "both densities underflow to 0 far "
+                                          "from the means, and 0/0 is NaN: compute "
+                                          "the log-odds (a difference of log "
+                                          "densities) and apply the sigmoid")])
 
     def any_shape(f):
         grid = x[:16].reshape(4, 4)
         expect_close(f(grid.copy(), *_SETTINGS[1]),
                      two_gaussian_posterior(grid, *_SETTINGS[1]),
-                     f"two_gaussian_posterior for x of shape (4, 4), x = {show(grid)}",
-                     hint="work elementwise: the result has the shape of x")
+                     f"two_gaussian_posterior for x of shape (4, 4), x = {show(grid)}")
 
     return [make(_SETTINGS[0], "equal variances"),
             make(_SETTINGS[1], "unequal variances"),
-            make(_SETTINGS[2], "unequal priors"), ("any shape", any_shape)]
+            make(_SETTINGS[2], "unequal priors"), ("far tails", far_tails),
+            ("any shape", any_shape)]
+
+
+def _no_sigma_factor(x, mu1, sigma1, mu2, sigma2, prior1=0.5):
+    a = prior1 * np.exp(-0.5 * ((x - mu1) / sigma1) ** 2)
+    b = (1 - prior1) * np.exp(-0.5 * ((x - mu2) / sigma2) ** 2)
+    return a / (a + b)
 
 
 def _linear_case(n, d, m, dtype=np.float64, seed=0):
@@ -109,7 +148,7 @@ def _linear_case(n, d, m, dtype=np.float64, seed=0):
 def _call_linear(f, x, W, b, dout):
     _, cache = linear_forward(x, W, b)
     got = f(dout, cache)
-    if not isinstance(got, tuple) or len(got) != 3:
+    if not isinstance(got, (tuple, list)) or len(got) != 3:
         raise Failed(f"linear_backward returned {show(got)}", "return the three "
                      "gradients dx, dW, db, in that order")
     return got
@@ -199,9 +238,20 @@ def _activation_checks(name, forward, ref, hint):
         f(d, c)
         unchanged([d, c], copies, ["dout", "cache"], f"{name}(dout, cache)")
 
-    return [("values", values), ("finite differences", finite_differences),
-            ("float32 kept", float32), ("empty batch", empty_batch),
-            ("inputs unchanged", inputs_kept)]
+    def at_zero(f):
+        z = np.array([[0.0, 1.0, -1.0], [0.0, 0.0, 2.0]])
+        d = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        want = ref(d, cache_of(z))
+        got = f(d.copy(), cache_of(z))
+        expect_close(got, want, f"{name}(dout, cache) at x = 0, x = {show(z)}, dout "
+                     f"= {show(d)}", diagnoses=[equals(
+                         lambda: d * (z >= 0), "at x = 0 the gradient is 0 by the "
+                         "chapter's convention (x > 0, not x >= 0)")])
+
+    checks = [("values", values), ("finite differences", finite_differences),
+              ("float32 kept", float32), ("empty batch", empty_batch),
+              ("inputs unchanged", inputs_kept)]
+    return [*checks, ("at x = 0", at_zero)] if name == "relu_backward" else checks
 
 
 def _relu_hint(got, dout, cache):
@@ -216,7 +266,7 @@ def _tanh_hint(got, dout, cache):
     if np.shape(got) == dout.shape and np.allclose(got, twice):
         return ("the cache is already y = tanh(x): tanh'(x) = 1 - y**2, "
                 "so dout * (1 - y**2), without another tanh")
-    return "tanh'(x) = 1 - tanh(x)**2 = 1 - y**2 with y the cached output"
+    return ""
 
 
 CHECKS = {

@@ -11,7 +11,7 @@ linear in x and cannot follow it); the child returns the network's logits on
 the points the grader's integration rule chooses, and the grader computes
 the expected KL divergence to the exact posterior, which must be below
 :data:`KL_THRESHOLD`.  The checks see the student's side through the
-interface of :class:`~scratchnet.exercises.remote.Objects`: ``s.new``,
+interface of :class:`~scratchnet.exercises.sides.Objects`: ``s.new``,
 ``s.method``, ``s.function``, ``s.get``, ``s.assign``.
 """
 
@@ -31,8 +31,10 @@ from .probes import Failed, expect_close, fd_gradient, show
 
 __all__ = ["CHECKS", "KL_THRESHOLD", "TRAIN_STEPS", "train_to_posterior"]
 
-KL_THRESHOLD = 0.025  # nats: the reference at most 0.008, a linear network 0.08
-TRAIN_STEPS = 300     # batches of 64 from tasks.unequal_variance(), SGD with lr 0.3
+# nats: the reference reaches at most 0.0074 over 12 seeds, a network linear in x
+# at best 0.080 (logistic regression on 100,000 samples)
+KL_THRESHOLD = 0.025
+TRAIN_STEPS = 600     # batches of 64 from tasks.unequal_variance(), SGD with lr 0.3
 
 
 def _run(step: Any, each: list) -> list:
@@ -68,7 +70,7 @@ def train_to_posterior(s: Any = None, model: Any = None, step: Any = None,
     >>> train_to_posterior(seed=0) < KL_THRESHOLD
     True
     """
-    from .remote import Local
+    from .sides import Local
 
     s = s or Local(TwoLayerMLP)
     task = tasks.unequal_variance()

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..losses import cross_entropy, nll_loss
 from ..softmax import log_softmax, logsumexp, softmax
+from .diagnoses import OVERFLOW, equals, nan_where, other_axis, overflowed
 from .probes import Failed, expect_close, fd_gradient, show, unchanged
 
 __all__ = ["CHECKS"]
@@ -21,37 +22,48 @@ _RNG_LOGITS = np.array([[0.3, -1.2, 2.0, 0.5], [1.5, 0.0, -0.7, -2.2],
                         [-0.4, 0.9, 0.1, 1.3]])
 _LARGE = np.array([[1000.0, 0.0, -1000.0], [1e4, 1e4, 0.0]])
 _NEG_INF = np.array([[0.0, -np.inf, 1.0], [2.0, -np.inf, -np.inf]])
-_OVERFLOW = ("exp overflowed: subtract each row's maximum before exp "
-             "(x - x.max(axis=-1, keepdims=True)); the result does not change")
+_OVERFLOW = OVERFLOW
 _LOG_UNDERFLOW = ("log(softmax(x)) underflows to log(0) = -inf where the "
                   "log-probability is finite: compute (x - m) - log(sum(exp(x - m))) "
                   "with m the row maximum")
 
 
-def _elementwise(name, ref, hint_large):
-    """The six checks of a row-wise function (softmax, log_softmax, logsumexp)."""
+def _row_diagnoses(name, ref, x):
+    """What may explain a wrong row-wise result: evidence only."""
+    found = [other_axis(ref, x)]
+    if name == "log_softmax":
+        found += [equals(lambda: x - x.max(axis=-1, keepdims=True),
+                         "this is x - max(x): the log of the normaliser is missing, "
+                         "x - m - log(sum(exp(x - m)))"),
+                  lambda got: _LOG_UNDERFLOW if np.isneginf(
+                      np.asarray(got, dtype=float)).any() and np.isfinite(ref(x)).all()
+                  else ""]
+    return [*found, overflowed(x, ref(x))]
+
+
+def _elementwise(name, ref):
+    """The checks of a row-wise function (softmax, log_softmax, logsumexp)."""
     def values(f):
         expect_close(f(_RNG_LOGITS.copy()), ref(_RNG_LOGITS),
-                     f"{name}(x) for x = {show(_RNG_LOGITS)}")
+                     f"{name}(x) for x = {show(_RNG_LOGITS)}",
+                     diagnoses=_row_diagnoses(name, ref, _RNG_LOGITS))
 
     def one_sample(f):
         x = _RNG_LOGITS[0]
-        expect_close(f(x.copy()), ref(x), f"{name}(x) for one sample, x = {show(x)}",
-                     hint="the classes are on the last axis: axis=-1 works for one "
-                          "sample (M,) and for a batch (N, M)")
+        expect_close(f(x.copy()), ref(x), f"{name}(x) for one sample, x = {show(x)}")
 
     def large(f):
-        got = f(_LARGE.copy())
-        underflow = np.isneginf(np.asarray(got, dtype=float)).any()
-        expect_close(got, ref(_LARGE), f"{name}(x) for large logits x = {show(_LARGE)}",
-                     hint=_LOG_UNDERFLOW if underflow and name == "log_softmax"
-                     else hint_large)
+        expect_close(f(_LARGE.copy()), ref(_LARGE),
+                     f"{name}(x) for large logits x = {show(_LARGE)}",
+                     diagnoses=_row_diagnoses(name, ref, _LARGE))
 
     def neg_inf(f):
-        expect_close(f(_NEG_INF.copy()), ref(_NEG_INF),
+        want = ref(_NEG_INF)
+        expect_close(f(_NEG_INF.copy()), want,
                      f"{name}(x) for x = {show(_NEG_INF)} (-inf: probability 0)",
-                     hint="-inf is a logit of probability 0: exp(-inf) = 0 needs no "
-                          "special case once each row is shifted by its finite maximum")
+                     diagnoses=[nan_where(want, "-inf is a logit of probability 0: "
+                                          "exp(-inf) = 0 needs no special case once "
+                                          "each row is shifted by its finite maximum")])
 
     def one_class(f):
         x = np.array([[3.0], [-2.0]])
@@ -81,7 +93,17 @@ def _elementwise(name, ref, hint_large):
 def _log_softmax_underflow(f):
     x = np.array([[0.0, -1e4, -50.0]])
     expect_close(f(x.copy()), log_softmax(x), f"log_softmax(x) for x = {show(x)}",
-                 hint=_LOG_UNDERFLOW)
+                 diagnoses=_row_diagnoses("log_softmax", log_softmax, x))
+
+
+def _logsumexp_all_neg_inf(f):
+    x = np.array([[-np.inf, -np.inf, -np.inf], [0.0, 0.0, 0.0]])
+    want = logsumexp(x)
+    expect_close(f(x.copy()), want, f"logsumexp(x) for a row of -inf, x = {show(x)}",
+                 diagnoses=[lambda got: "a row of -inf has max -inf, and -inf - (-inf) "
+                            "is NaN: use a finite shift for such a row (logsumexp is "
+                            "-inf there)" if np.isnan(
+                                np.asarray(got, dtype=float)).any() else ""])
 
 
 _TARGETS = np.array([2, 0, 3])
@@ -98,22 +120,28 @@ def _loss_checks(name, student_input, ref):
         if np.ndim(got) != 0:
             raise Failed(f"{name}({show(z)}, targets={_TARGETS}) returned "
                          f"{show(got)}", "return the mean over the batch, one number")
-        expect_close(got, ref(z, _TARGETS), f"{name}({show(z)}, targets={_TARGETS})",
-                     n=len(_TARGETS))
+        want = ref(z, _TARGETS)
+        expect_close(got, want, f"{name}({show(z)}, targets={_TARGETS})",
+                     n=len(_TARGETS), diagnoses=[equals(
+                         lambda: want / z.shape[1], "the loss is averaged over the "
+                         f"M = {z.shape[1]} classes too: sum over the classes, mean "
+                         "over the batch")])
 
     def large(f):
         z = prepare(_LARGE)
         t = np.array([1, 2])
         expect_close(f(z.copy(), t), ref(z, t),
-                     f"{name} for large logits {show(z)}, targets={t}", hint=_OVERFLOW)
+                     f"{name} for large logits {show(z)}, targets={t}",
+                     diagnoses=[overflowed(z, ref(z, t)[None] * np.ones(len(z)))])
 
     def neg_inf(f):
         z = prepare(_NEG_INF)
         t = np.array([2, 0])
         expect_close(f(z.copy(), t), ref(z, t),
                      f"{name} for {show(z)} (-inf: probability 0), targets={t}",
-                     hint="a class of probability 0 that is not the target costs "
-                          "nothing: do not multiply -inf by 0")
+                     diagnoses=[nan_where(ref(z, t), "a class of probability 0 that "
+                                          "is not the target costs nothing: do not "
+                                          "multiply -inf by 0")])
 
     def one_class(f):
         z, t = prepare(np.array([[3.0], [-2.0]])), np.array([0, 0])
@@ -158,7 +186,7 @@ def _grad_checks():
         z, t = _LARGE.copy(), np.array([1, 2])
         expect_close(f(z.copy(), t), _ce_grad_reference(z, t),
                      f"cross_entropy_grad for large logits {show(z)}", n=2,
-                     hint=_OVERFLOW)
+                     diagnoses=[overflowed(z, _ce_grad_reference(z, t))])
 
     def neg_inf(f):
         z, t = _NEG_INF.copy(), np.array([2, 0])
@@ -182,9 +210,10 @@ def _grad_checks():
 
 
 CHECKS = {
-    "logsumexp": _elementwise("logsumexp", logsumexp, _OVERFLOW),
-    "softmax": _elementwise("softmax", softmax, _OVERFLOW),
-    "log_softmax": [*_elementwise("log_softmax", log_softmax, _OVERFLOW),
+    "logsumexp": [*_elementwise("logsumexp", logsumexp),
+                  ("a row of -inf", _logsumexp_all_neg_inf)],
+    "softmax": _elementwise("softmax", softmax),
+    "log_softmax": [*_elementwise("log_softmax", log_softmax),
                     ("no underflow", _log_softmax_underflow)],
     "nll_loss": _loss_checks("nll_loss", log_softmax, nll_loss),
     "cross_entropy": _loss_checks("cross_entropy", np.asarray, cross_entropy),

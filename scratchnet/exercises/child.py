@@ -43,6 +43,11 @@ class CheckTimeout(BaseException):
 
     A ``BaseException``, so that ``except Exception`` does not swallow it.
 
+    Parameters
+    ----------
+    *args
+        The message.
+
     Examples
     --------
     >>> isinstance(CheckTimeout(), Exception)
@@ -50,7 +55,7 @@ class CheckTimeout(BaseException):
     """
 
 
-class Session:
+class _Session:
     """The child's state: the student's modules, the library's objects, handles."""
 
     def __init__(self) -> None:
@@ -177,25 +182,21 @@ class Session:
         if isinstance(value, Handle):
             obj = self.handles[value.number]
             return getattr(obj, value.attribute) if value.attribute else obj
-        if isinstance(value, list):
-            return [self.resolve(v) for v in value]
-        if isinstance(value, tuple):
-            return tuple(self.resolve(v) for v in value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.resolve(v) for v in value)
         if isinstance(value, dict):
             return {k: self.resolve(v) for k, v in value.items()}
         return value
 
-    def handed_back(self, value: Any, args: list) -> Any:
+    def handed_back(self, value: Any) -> Any:
         """Objects the grader passed in go back as their handles."""
         for number, obj in self.handles.items():
             if value is obj:
                 return Handle(number)
-        if isinstance(value, list):
-            return [self.handed_back(v, args) for v in value]
-        if isinstance(value, tuple):
-            return tuple(self.handed_back(v, args) for v in value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.handed_back(v) for v in value)
         if isinstance(value, dict):
-            return {k: self.handed_back(v, args) for k, v in value.items()}
+            return {k: self.handed_back(v) for k, v in value.items()}
         return value
 
     def target(self, spec: Dict[str, Any]) -> Any:
@@ -235,9 +236,9 @@ class Session:
             if "new" in request["target"]:
                 self.handles[len(self.handles)] = value
                 value = Handle(len(self.handles) - 1)
-            return {"ok": True, "value": self.handed_back(value, args),
-                    "args": self.handed_back(args, args),
-                    "kwargs": self.handed_back(kwargs, args), "seconds": seconds,
+            return {"ok": True, "value": self.handed_back(value),
+                    "args": self.handed_back(args),
+                    "kwargs": self.handed_back(kwargs), "seconds": seconds,
                     "library": sorted(self.ran)}
         except BaseException as err:  # the student's code may raise anything
             return {"ok": False, "library": sorted(self.ran), "error": {
@@ -251,27 +252,27 @@ class Session:
                 else:
                     setattr(owner, attr, value)
 
-    def get(self, request: Dict[str, Any]) -> Dict[str, Any]:
+    def at(self, request: Dict[str, Any]) -> Any:
+        """The value at ``path`` (an attribute, then keys) of a handle's object."""
         value = self.handles[request["handle"]]
         for i, key in enumerate(request["path"]):
             value = getattr(value, key) if i == 0 else value[key]
-        return {"ok": True, "value": self.handed_back(value, [])}
+        return value
+
+    def get(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        return {"ok": True, "value": self.handed_back(self.at(request))}
 
     def assign(self, request: Dict[str, Any]) -> Dict[str, Any]:
-        value = self.handles[request["handle"]]
-        for i, key in enumerate(request["path"]):
-            value = getattr(value, key) if i == 0 else value[key]
-        value[...] = request["value"]
+        self.at(request)[...] = request["value"]
         return {"ok": True, "value": None}
 
     def where(self, err: BaseException) -> str:
         """The student's file and line where ``err`` was raised ("" if not in it)."""
         frames = [f for f in traceback.extract_tb(err.__traceback__)
                   if self.root and os.path.realpath(f.filename).startswith(self.root)]
-        if not frames:
-            return ""
-        f = frames[-1]
-        return f" at {Path(f.filename).name} line {f.lineno}: {(f.line or '').strip()}"
+        return "" if not frames else (f" at {Path(frames[-1].filename).name} line "
+                                      f"{frames[-1].lineno}: "
+                                      f"{(frames[-1].line or '').strip()}")
 
 
 def _on_alarm(signum, frame):
@@ -320,7 +321,7 @@ def main(argv: List[str]) -> int:
     if hasattr(signal, "SIGALRM"):
         signal.signal(signal.SIGALRM, _on_alarm)
     sys.stdout = sys.stderr   # the student's prints are never read as results
-    session = Session()
+    session = _Session()
     ops = {"start": session.start, "load": session.load, "call": session.call,
            "get": session.get, "assign": session.assign}
     while True:
@@ -331,8 +332,9 @@ def main(argv: List[str]) -> int:
         try:
             answer = ops[request["op"]](request)
         except BaseException as err:  # a request the student's objects broke
-            answer = {"ok": False, "error": {"type": type(err).__name__, "message":
-                                             str(err)[:500], "where": "", "todo": False}}
+            answer = {"ok": False, "error": {
+                "type": type(err).__name__, "message": str(err)[:500], "where": "",
+                "todo": False}}
         try:
             payload = pack(answer)
         except Exception as err:  # an answer that cannot be sent

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Sequence
 
+from .assignment import write_assignment
 from .catalogue import catalogue_text, select
 from .course import autograder_zip, grade, grade_class
 from .grader import UsageError, check
@@ -38,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="an exercises file of your own (scratchnet.exercises.own)")
     write.add_argument("--solutions", action="store_true",
                        help="the answer key: the bodies in place of the stubs")
+    write.add_argument("--assignment", metavar="FILE",
+                       help="also write the assignment (JSON), outside the hand-out")
     write.add_argument("--stub-hints", choices=("pointer", "none", "formula"),
                        default="pointer",
                        help="what a stub says: what to compute (default), nothing, "
@@ -133,11 +137,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(catalogue_text(select(args.names)))
             return 0
         if args.command == "make":
+            if args.assignment and Path(args.assignment).resolve().is_relative_to(
+                    Path(args.out).resolve()):
+                raise UsageError("the assignment must be written outside the "
+                                 "hand-out's folder")
             files = make(args.names, args.out, solutions=args.solutions,
                          stub_hints=args.stub_hints, notebook=args.notebook,
                          exercises=args.exercises)
             print(f"wrote {len(files)} files to {args.out}: "
                   f"{', '.join(f.name for f in files)}")
+            if args.assignment:
+                write_assignment(args.names, args.assignment,
+                                 exercises_file=args.exercises)
+                print(f"wrote the assignment to {args.assignment}")
             return 0
         if args.command == "autograder":
             path = autograder_zip(args.assignment, args.out, wheel=args.wheel,

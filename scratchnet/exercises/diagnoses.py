@@ -21,8 +21,19 @@ OVERFLOW = ("exp overflowed: subtract each row's maximum before exp "
             "(x - x.max(axis=-1, keepdims=True)); the result does not change")
 
 
-def close(got: Any, candidate: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
+def close(got: Any, candidate: Any, rtol: float = 1e-6,
+          atol: float = 1e-9) -> bool:
     """Whether ``got`` is ``candidate`` (same shape, values within tolerance).
+
+    Parameters
+    ----------
+    got, candidate : array_like
+    rtol, atol : float
+        Tolerances (NaN matches NaN).
+
+    Returns
+    -------
+    bool
 
     Examples
     --------
@@ -38,7 +49,18 @@ def close(got: Any, candidate: Any, rtol: float = 1e-6, atol: float = 1e-9) -> b
 
 
 def equals(candidate: Callable[[], Any], hint: str) -> Callable[[Any], str]:
-    """A diagnosis: ``hint`` when the output is ``candidate()`` (the mistake recomputed).
+    """A diagnosis: ``hint`` when the output is ``candidate()``, the mistake recomputed.
+
+    Parameters
+    ----------
+    candidate : callable
+        No arguments: what the mistake gives on the check's inputs.
+    hint : str
+
+    Returns
+    -------
+    callable
+        ``diagnosis(got) -> str``.
 
     Examples
     --------
@@ -55,11 +77,23 @@ def equals(candidate: Callable[[], Any], hint: str) -> Callable[[Any], str]:
 def other_axis(ref: Callable, x: np.ndarray) -> Callable[[Any], str]:
     """A diagnosis: the output is the reference computed over the first axis.
 
+    Parameters
+    ----------
+    ref : callable
+        The reference, over the last axis.
+    x : ndarray, shape (N, M)
+        The input.
+
+    Returns
+    -------
+    callable
+        ``diagnosis(got) -> str``.
+
     Examples
     --------
     >>> x = np.array([[0.0, 1.0], [2.0, 5.0]])
-    >>> other_axis(lambda a: a - a.max(-1, keepdims=True), x)(x - x.max(0))
-    'the result is computed over the wrong axis: the classes are on the last axis (axis=-1)'
+    >>> print(other_axis(lambda a: a - a.max(-1, keepdims=True), x)(x - x.max(0))[:43])
+    the result is computed over the wrong axis:
     """
     def candidate():
         out = ref(np.ascontiguousarray(x.T))
@@ -70,6 +104,20 @@ def other_axis(ref: Callable, x: np.ndarray) -> Callable[[Any], str]:
 
 def overflowed(x: np.ndarray, expected: Any) -> Callable[[Any], str]:
     """A diagnosis: non-finite output only where the input was large (exp overflow).
+
+    Parameters
+    ----------
+    x : ndarray
+        The input (rows on the last axis).
+    expected : array_like
+        The reference's result.
+
+    Returns
+    -------
+    callable
+        ``diagnosis(got) -> str``: the overflow hint when NaN or ``+inf``
+        came back where the expected value is finite, in rows holding an
+        entry beyond 700 in size (where ``exp`` overflows).
 
     Examples
     --------
@@ -86,7 +134,7 @@ def overflowed(x: np.ndarray, expected: Any) -> Callable[[Any], str]:
         e = np.asarray(expected, dtype=float)
         if g.shape != e.shape:
             return ""
-        bad = ~np.isfinite(g) & np.isfinite(e)
+        bad = (np.isnan(g) | np.isposinf(g)) & np.isfinite(e)
         rows_large = np.abs(np.where(np.isfinite(x), x, 0)).max(axis=-1) > 700
         if g.ndim == x.ndim:
             bad_rows = bad.any(axis=-1) if g.ndim else bad
@@ -99,6 +147,16 @@ def overflowed(x: np.ndarray, expected: Any) -> Callable[[Any], str]:
 
 def nan_where(expected: Any, hint: str) -> Callable[[Any], str]:
     """A diagnosis: the output is NaN (or infinite) where the expected value is finite.
+
+    Parameters
+    ----------
+    expected : array_like
+    hint : str
+
+    Returns
+    -------
+    callable
+        ``diagnosis(got) -> str``.
 
     Examples
     --------
@@ -116,7 +174,7 @@ def nan_where(expected: Any, hint: str) -> Callable[[Any], str]:
 
 
 def missing_activation(got: Any, ref: Any, x: np.ndarray, dlogits: np.ndarray) -> str:
-    """The hint when a network's gradients are those of a backward without its activation.
+    """The hint when a network's gradients are a backward's without its activation.
 
     Parameters
     ----------

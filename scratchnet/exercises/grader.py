@@ -30,8 +30,10 @@ from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
 from .checking import CHECKS, run_checks
 from .own import load_own
-from .remote import Child, ChildLost, LibraryUsed, Objects, become_reaper, reap
+from .reaper import become_reaper, reap
+from .remote import Child, ChildLost, LibraryUsed
 from .report import Report
+from .sides import Objects
 
 __all__ = ["Report", "UsageError", "check", "exercises_in", "grade", "main"]
 
@@ -133,7 +135,7 @@ def exercises_in(directory: Any) -> List[Exercise]:
 
 def _scored(result: Dict[str, Any], ex: Exercise, entry: Dict[str, Any]
             ) -> Dict[str, Any]:
-    """Points for each check, shared by weight; one message when the whole exercise is out."""
+    """Points per check, shared by weight; one message when the exercise is out."""
     status = result["status"]
     names = [name for name, _ in CHECKS[ex.id]]
     specs = entry.get("checks") or {}
@@ -203,7 +205,8 @@ def _run(ex: Exercise, children: _Children, replace: Sequence[str],
             out += run_checks(ex, Objects(children.get(), ex.id, replace), only=[name])
         except ChildLost as err:
             children.lost()
-            out.append({"name": name, "status": "error", "hint": "", "message": str(err)})
+            out.append({"name": name, "status": "error", "hint": "",
+                        "message": str(err)})
     return out
 
 

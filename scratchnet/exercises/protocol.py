@@ -69,7 +69,8 @@ its own copy of the library), how outputs are compared, which diagnoses may
 explain a difference (:mod:`scratchnet.exercises.diagnoses`), and its
 weight.  A check of several calls (an optimiser over five steps, training
 to the posterior) gives ``run`` instead: a function of the student's side
-(:class:`~scratchnet.exercises.remote.Student`) that raises
+(:class:`~scratchnet.exercises.sides.Objects` or
+:class:`~scratchnet.exercises.sides.Local`) that raises
 :class:`~scratchnet.exercises.probes.Failed`.
 """
 
@@ -96,6 +97,11 @@ _MAX_DEPTH = 32
 class ProtocolError(ValueError):
     """A frame that is malformed, too large, or did not come in time.
 
+    Parameters
+    ----------
+    message : str
+        What was wrong with it.
+
     Examples
     --------
     >>> str(ProtocolError("the answer is 70000000 bytes"))
@@ -109,9 +115,16 @@ class Handle:
 
     Examples
     --------
-    ``attribute`` names one of its attributes instead (``"params"``), to be
-    passed as an argument (an optimiser built on a network's parameters).
+    Parameters
+    ----------
+    number : int
+        The object's number in the child.
+    attribute : str, optional
+        One of its attributes instead (``"params"``), to be passed as an
+        argument (an optimiser built on a network's parameters).
 
+    Examples
+    --------
     >>> Handle(3)
     Handle(number=3, attribute='')
     """
@@ -240,6 +253,11 @@ def _untagged(value: Any, arrays: List[np.ndarray], depth: int) -> Any:
 
 class Described(str):
     """A value the child could only describe (not an array, number or container).
+
+    Parameters
+    ----------
+    text : str
+        Its type and ``repr``, cut short.
 
     Examples
     --------

@@ -158,7 +158,7 @@ class Report:
         return json.dumps(asdict(self))
 
     @classmethod
-    def from_json(cls, text: str) -> "Report":
+    def from_json(cls, text: str) -> Report:
         """The report :meth:`to_json` wrote.
 
         Parameters

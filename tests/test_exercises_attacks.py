@@ -1,0 +1,229 @@
+"""Issue 30: a grade that cannot be forged, and is fair to every answer.
+
+Each attack (or unfair case) is a small submission graded against an
+assignment; the verdicts are the grader's (the parent's).  Each test grades
+a few exercises only.
+"""
+
+import json
+import os
+import time
+
+import numpy as np
+import pytest
+from _minimal_submission import write
+
+from scratchnet import tasks
+from scratchnet.exercises import KL_THRESHOLD, check, make, train_to_posterior
+from scratchnet.exercises.assignment import write_assignment
+
+
+def _assignment(tmp_path, ids):
+    path = tmp_path / "assignment.json"
+    write_assignment(ids, path)
+    return path
+
+
+def _grade(tmp_path, replace, ids, **kw):
+    hw = write(tmp_path / "hw", replace)
+    report = check(hw, assignment=_assignment(tmp_path, ids), **kw)
+    return report, {r["id"]: r for r in report.results}
+
+
+def test_an_init_that_appends_passed_records_and_exits_scores_nothing(tmp_path):
+    make(["softmax", "relu_backward"], tmp_path / "hw")
+    (tmp_path / "hw" / "__init__.py").write_text(
+        "import glob, json, os\n"
+        "for f in glob.glob('/tmp/**/results*.jsonl', recursive=True):\n"
+        "    open(f, 'a').write(json.dumps({'result': {'id': 'softmax', 'status': "
+        "'graded', 'checks': [{'name': 'values', 'status': 'pass', 'message': '', "
+        "'hint': ''}] * 40}}) + '\\n')\n"
+        "os._exit(0)\n")
+    report = check(tmp_path / "hw", assignment=_assignment(
+        tmp_path, ["softmax", "relu_backward"]))
+    assert report.score == 0 and report.max_score == 11
+
+
+def test_a_setsid_grandchild_is_killed_before_the_report_is_written(tmp_path):
+    results, marker = tmp_path / "results.json", tmp_path / "pid"
+    hw = write(tmp_path / "hw", {"layers": [("import numpy as np", (
+        "import numpy as np\nimport os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+        "        time.sleep(0.8)\n"
+        f"        open({str(results)!r}, 'w').write('{{\"score\": 100}}')\n"
+        "    os._exit(0)\n"))]})
+    (hw / "layers.py").write_text((hw / "layers.py").read_text().replace(
+        "return dout * (cache > 0)", "return 0 * dout"))
+    check(hw, assignment=_assignment(tmp_path, ["relu_backward"]), json_path=results)
+    pid = int(marker.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    time.sleep(1.0)
+    assert json.loads(results.read_text())["score"] < 5   # the grader's verdict
+
+
+def test_replacing_numpys_comparisons_changes_nothing(tmp_path):
+    _, results = _grade(tmp_path, {"softmax": [
+        ("import numpy as np", "import numpy as np\nnp.allclose = lambda *a, **k: True\n"
+         "np.array_equal = lambda *a, **k: True"),
+        ("e = np.exp(x - x.max(axis=-1, keepdims=True))\n    return e / e.sum(axis=-1, "
+         "keepdims=True)", "return np.zeros_like(x)")]}, ["softmax"])
+    passed = [c["name"] for c in results["softmax"]["checks"] if c["status"] == "pass"]
+    assert passed == ["empty batch"]   # zeros are right for an empty batch only
+
+
+@pytest.mark.parametrize("body", [
+    "from scratchnet import softmax as s\n    return getattr(s, '__wrapped__', s)(x)",
+    "import scratchnet as sn\n    return np.exp(sn.log_softmax(x))",
+    "import scratchnet.fast as f\n    return f.softmax(x)",
+])
+def test_the_librarys_own_function_scores_nothing(tmp_path, body):
+    _, results = _grade(tmp_path, {"softmax": [
+        ("e = np.exp(x - x.max(axis=-1, keepdims=True))\n    return e / e.sum(axis=-1, "
+         "keepdims=True)", body)]}, ["softmax", "logsumexp"])
+    assert results["softmax"]["points"] == 0 and results["softmax"]["message"]
+    assert results["logsumexp"]["points"] == 6
+
+
+def test_entropy_as_the_librarys_cross_entropy_scores_nothing(tmp_path):
+    _, results = _grade(tmp_path, {"information": [(
+        "return -np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0).sum(axis=-1)",
+        "import scratchnet as sn\n    return sn.information.cross_entropy(p, p)")]},
+        ["entropy"])
+    assert results["entropy"]["points"] == 0
+
+
+def test_super_of_the_method_under_test_scores_nothing(tmp_path):
+    _, results = _grade(tmp_path, {"mlp": [(
+        "x, z, h = self.saved", "return super().backward(dlogits)\n        x, z, h = "
+        "self.saved")]}, ["TwoLayerMLP.backward"])
+    assert results["TwoLayerMLP.backward"]["points"] == 0
+
+
+def test_the_assignment_decides_what_is_graded(tmp_path):
+    hw = write(tmp_path / "hw")
+    (hw / "__init__.py").write_text("EXERCISES = ('softmax', 'entropy', "
+                                    "'relu_backward', 'tanh_backward')\n")
+    report = check(hw, assignment=_assignment(tmp_path, ["softmax", "logsumexp"]))
+    assert [r["id"] for r in report.results] == ["logsumexp", "softmax"]
+    assert report.score == report.max_score == 12
+    (hw / "softmax.py").write_text("import numpy as np\n")   # deleted functions
+    report = check(hw, assignment=_assignment(tmp_path, ["softmax", "logsumexp"]))
+    assert report.score == 0 and report.max_score == 12
+    assert all("missing" in r["message"] for r in report.results)
+
+
+def test_a_syntax_error_in_init_and_a_flat_upload_are_graded(tmp_path):
+    hw = write(tmp_path / "upload" / "hw")
+    (hw / "__init__.py").write_text("EXERCISES = (\n")
+    for directory in (tmp_path / "upload", hw):
+        report = check(directory, assignment=_assignment(tmp_path, ["relu_backward"]))
+        assert report.score == report.max_score == 5, report.text()
+
+
+def test_a_self_check_says_so(tmp_path):
+    report = check(write(tmp_path / "hw"), only=["relu_backward"])
+    assert "self-check" in report.text()
+
+
+@pytest.mark.parametrize("module, old, new, exercise, hint", [
+    ("gaussian", "log1 = np.log(prior1) - np.log(sigma1) - 0.5 * ((x - mu1) / sigma1) "
+     "** 2\n    log2 = np.log(1 - prior1) - np.log(sigma2) - 0.5 * ((x - mu2) / sigma2)"
+     " ** 2\n    return 1 / (1 + np.exp(log2 - log1))",
+     "a = prior1 * np.exp(-0.5 * ((x - mu1) / sigma1) ** 2) / sigma1\n    b = (1 - "
+     "prior1) * np.exp(-0.5 * ((x - mu2) / sigma2) ** 2) / sigma2\n    return a / (a + "
+     "b)", "two_gaussian_posterior", "underflow"),
+    ("softmax", "    m = np.where(np.isfinite(m), m, 0)\n", "", "logsumexp",
+     "a row of -inf"),
+    ("softmax", "e = np.exp(x - x.max(axis=-1, keepdims=True))\n    return e / e.sum("
+     "axis=-1, keepdims=True)", "x -= x.max(axis=-1, keepdims=True)\n    np.exp(x, "
+     "out=x)\n    return x / x.sum(axis=-1, keepdims=True)", "softmax", "write into"),
+    ("information", "return -np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0)"
+     ".sum(axis=-1)", "p *= 1.0\n    p += 0.0\n    np.log(p, out=p, where=p > 0)\n    "
+     "return -p.sum(axis=-1)", "entropy", "write into"),
+    ("layers", "return dout * (cache > 0)", "return dout * (cache >= 0)",
+     "relu_backward", "x > 0, not x >= 0"),
+    ("information", "return -np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0)"
+     ".sum(axis=-1)", "return -((p + 1e-12) * np.log(p + 1e-12)).sum(axis=-1)",
+     "entropy", "epsilon"),
+    ("optim", "np.sqrt(v_hat) + self.eps", "np.sqrt(v_hat + self.eps)", "Adam.update",
+     ""),
+    ("mlp", "dz = relu_backward(dh, z)", "dz = dh", "TwoLayerMLP.backward",
+     "skips the activation"),
+])
+def test_wrong_code_loses_points_with_evidence(tmp_path, module, old, new, exercise,
+                                               hint):
+    _, results = _grade(tmp_path, {module: [(old, new)]}, [exercise])
+    r = results[exercise]
+    assert r["points"] < r["max_points"], r
+    texts = [c["message"] + " " + c["hint"] for c in r["checks"]]
+    assert any(hint in t for t in texts), texts
+
+
+def test_right_code_keeps_its_points(tmp_path):
+    """A list from linear_backward; a syntax error in one function; import torch."""
+    _, results = _grade(tmp_path, {
+        "layers": [("return dout @ W.T, x.T @ dout, dout.sum(axis=0)",
+                    "return [dout @ W.T, x.T @ dout, dout.sum(axis=0)]"),
+                   ("def tanh_backward(dout, cache):", "def tanh_backward(dout, cache)")],
+        "information": [("import numpy as np", "import numpy as np\nimport torch"),
+                        ("return -np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), "
+                         "0).sum(axis=-1)", "return float(-torch.special.entr("
+                         "torch.tensor(p)).sum())")]},
+        ["linear_backward", "relu_backward", "tanh_backward", "entropy",
+         "kl_divergence"])
+    assert results["linear_backward"]["points"] == 6
+    assert results["relu_backward"]["points"] == 5
+    assert results["tanh_backward"]["points"] == 0
+    assert "syntax error at layers.py line" in results["tanh_backward"]["message"]
+    assert results["entropy"]["points"] == 0
+    assert "torch" in results["entropy"]["message"]
+    assert results["kl_divergence"]["points"] == 5
+
+
+def test_carry_forward_finds_the_students_function_under_any_name(tmp_path):
+    _, results = _grade(tmp_path, {
+        "layers": [("x.T @ dout", "dout.T @ x")],
+        "mlp": [("from .layers import linear_backward, relu_backward, tanh_backward",
+                 "from .layers import linear_backward as lb, relu_backward, "
+                 "tanh_backward"),
+                ("dh, dW2, db2 = linear_backward(", "dh, dW2, db2 = lb("),
+                ("_, dW1, db1 = linear_backward(", "_, dW1, db1 = lb(")]},
+        ["linear_backward", "TwoLayerMLP.backward"])
+    backward = results["TwoLayerMLP.backward"]
+    assert backward["points"] == backward["max_points"], backward
+    assert any("fix linear_backward" in c["hint"] for c in backward["checks"])
+
+
+def test_hints_only_from_evidence(tmp_path):
+    _, results = _grade(tmp_path, {
+        "softmax": [("e = np.exp(x - x.max(axis=-1, keepdims=True))\n    return e / "
+                     "e.sum(axis=-1, keepdims=True)",
+                     "e = np.exp(x - x.max(axis=0, keepdims=True))\n    return e / "
+                     "e.sum(axis=0, keepdims=True)"),
+                    ("return x - logsumexp(x)[..., None]",
+                     "return x - x.max(axis=-1, keepdims=True)")],
+        "information": [("terms.sum(axis=-1)", "terms.sum(axis=-1) * 0 + "
+                         "np.where(q > 0, q * np.log(np.where(q > 0, q, 1) / p), 0)"
+                         ".sum(axis=-1)")]},
+        ["softmax", "log_softmax", "kl_divergence"])
+    hints = {i: " ".join(c["hint"] for c in r["checks"]) for i, r in results.items()}
+    assert "wrong axis" in hints["softmax"] and "overflow" not in hints["softmax"]
+    assert "x - max(x)" in hints["log_softmax"]
+    assert "swapped" in hints["kl_divergence"]
+
+
+def test_the_posterior_check_fails_untrained_and_linear_networks_by_a_margin():
+    from sklearn.linear_model import LogisticRegression
+
+    from scratchnet.mlp import TwoLayerMLP
+
+    task = tasks.unequal_variance()
+    assert task.expected_kl(TwoLayerMLP(1, 16, 2, rng=0)) > 10 * KL_THRESHOLD
+    x, c = task.sample(100_000, np.random.default_rng(0))
+    linear = LogisticRegression(C=1e6).fit(x, c)
+    assert task.expected_kl(linear.predict_proba) > 2.5 * KL_THRESHOLD
+    assert max(train_to_posterior(seed=s) for s in range(12)) < KL_THRESHOLD / 2
