@@ -2,7 +2,8 @@
 function as an exercise, notebook hand-outs, a class graded to CSV, Gradescope's zip.
 
 The homework is the trial's: softmax and log_softmax, cross_entropy and its
-gradient, linear_backward and relu_backward, and the network's backward.
+gradient, linear_backward and relu_backward, the network's backward, and the
+label-smoothed cross-entropy of the instructor's own (examples/label_smoothing.py).
 """
 
 import ast
@@ -18,29 +19,34 @@ import sysconfig
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import scratchnet.exercises as ex
 from scratchnet import losses
-from scratchnet.exercises.assignment import write_assignment
 from scratchnet.exercises.cli import main
 from scratchnet.exercises.course import grade
 from scratchnet.exercises.source import covered_arguments, function_text
 
 ROOT = Path(__file__).resolve().parents[1]
+OWN = ROOT / "examples" / "label_smoothing.py"
 TRIAL = ["softmax", "log_softmax", "cross_entropy", "cross_entropy_grad",
-         "linear_backward", "relu_backward", "TwoLayerMLP.backward"]
-TOTAL = sum(e.points for e in ex.select(TRIAL))
+         "linear_backward", "relu_backward", "TwoLayerMLP.backward",
+         "smoothed_cross_entropy"]
+TOTAL = sum(e.points for e in ex.select(TRIAL[:-1])) + 6
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
+    """The trial's homework made with no grader code: package, answer key,
+    notebooks, and the assignment (naming the instructor's exercises file)."""
     root = tmp_path_factory.mktemp("course")
-    ex.make(TRIAL, root / "hw")
-    ex.make(TRIAL, root / "key", solutions=True)
-    ex.make(TRIAL, root / "nb", notebook=True)
-    ex.make(TRIAL, root / "nb", notebook=True, solutions=True)
-    write_assignment(TRIAL, root / "assignment.json", title="Homework 1")
+    make = ["make", *TRIAL, "--exercises", str(OWN)]
+    assert main([*make, "--out", str(root / "hw"),
+                 "--assignment", str(root / "assignment.json")]) == 0
+    assert main([*make, "--out", str(root / "key"), "--solutions"]) == 0
+    assert main([*make, "--out", str(root / "nb"), "--notebook"]) == 0
+    assert main([*make, "--out", str(root / "nb"), "--notebook", "--solutions"]) == 0
     return root
 
 
@@ -196,7 +202,7 @@ def test_a_class_is_graded_into_one_csv_table(course, tmp_path, capsys):
     assert rows["ada"]["TwoLayerMLP.backward"] == "8"
     assert rows["bob"]["softmax"] == rows["eve"]["softmax"] == "0"
     assert "no such submission" in rows["zed"]["error"] and not rows["ada"]["error"]
-    assert "eve: 0/43" in capsys.readouterr().out
+    assert f"eve: 0/{TOTAL}" in capsys.readouterr().out
 
 
 def test_csv_needs_an_assignment_and_several_submissions_need_csv(course, capsys):
@@ -215,7 +221,7 @@ def test_the_autograder_zip_grades_uploads_end_to_end_in_a_clean_venv(course, tm
     assert main(["autograder", "--assignment", str(course / "assignment.json"),
                  "--out", str(archive)]) == 0
     names = zipfile.ZipFile(archive).namelist()
-    assert {"setup.sh", "run_autograder", "assignment.json"} <= set(names)
+    assert {"setup.sh", "run_autograder", "assignment.json", OWN.name} <= set(names)
     assert any(re.fullmatch(r"scratchnet-.*\.whl", n) for n in names)
     root = tmp_path / "autograder"
     zipfile.ZipFile(archive).extractall(root / "source")
@@ -259,3 +265,105 @@ def test_exercise_modules_name_no_private_helper_of_their_neighbours():
     for module in (docstrings, handout, notebook, source):
         for name in module.__all__:
             assert not name.startswith("_") and inspect.getdoc(getattr(module, name))
+
+
+# --- own exercises, no fork (item 1) --------------------------------------------------
+
+def test_the_trials_own_exercise_takes_at_most_25_lines():
+    assert len(OWN.read_text().splitlines()) <= 25
+
+
+def test_the_own_reference_is_the_librarys_label_smoothing(course):
+    ex.load_exercises(OWN)
+    from scratchnet.exercises.own import REGISTRY
+
+    reference = REGISTRY["smoothed_cross_entropy"].reference
+    rng = np.random.default_rng(1)
+    logits, targets = rng.normal(size=(7, 5)), rng.integers(0, 5, size=7)
+    assert reference(logits, targets) == pytest.approx(
+        losses.cross_entropy(logits, targets, label_smoothing=0.1), rel=1e-12, abs=0)
+
+
+def test_the_own_exercise_gets_the_catalogues_treatment(course, tmp_path):
+    key = grade(course / "key", course / "assignment.json")
+    assert key.score == key.max_score == TOTAL
+    own = {r["id"]: r for r in key.results}["smoothed_cross_entropy"]
+    assert [c["name"] for c in own["checks"]] == [
+        "inputs 1", "inputs 2", "inputs 3", "docstring examples"]
+    losses_py = (course / "hw" / "losses.py").read_text()
+    assert "def smoothed_cross_entropy(logits, targets):" in losses_py
+    assert "from .softmax import log_softmax" in losses_py   # the student's own
+    assert "@exercise" not in losses_py and "smoothed = 0.9" not in losses_py
+    # log(softmax) where log_softmax is asked: fails where it underflows, only there
+    wrong = tmp_path / "wrong"
+    shutil.copytree(course / "key", wrong)
+    path = wrong / "losses.py"
+    path.write_text(path.read_text().replace(
+        "smoothed * log_softmax(logits)",
+        "smoothed * np.log(np.exp(logits) / np.exp(logits).sum(-1, keepdims=True))"))
+    result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
+    failed = [c["name"] for c in result["smoothed_cross_entropy"]["checks"]
+              if c["status"] not in ("pass", "carried")]
+    assert failed == ["inputs 3"]
+
+
+def test_a_log_softmax_mistake_is_charged_once_through_the_own_exercise(course,
+                                                                        tmp_path):
+    wrong = tmp_path / "wrong"
+    shutil.copytree(course / "key", wrong)
+    path = wrong / "softmax.py"
+    text = path.read_text()
+    body = ("    shifted = x - np.max(x, axis=-1, keepdims=True)\n"
+            "    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))")
+    assert body in text
+    path.write_text(text.replace(body, "    return x - np.max(x, axis=-1, keepdims=True)"))
+    result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
+    assert result["log_softmax"]["points"] < result["log_softmax"]["max_points"]
+    own = result["smoothed_cross_entropy"]
+    assert own["points"] == own["max_points"]
+    assert any(c["status"] == "carried" for c in own["checks"])
+
+
+def test_an_unknown_exercises_file_is_a_usage_error(tmp_path, capsys):
+    assert main(["make", "softmax", "--exercises", str(tmp_path / "none.py"),
+                 "--out", str(tmp_path / "hw")]) == 2
+    assert "no such exercises file" in capsys.readouterr().out
+
+
+# --- points and visibility from the assignment (item 5) -------------------------------
+
+def test_weights_and_visibility_reach_gradescope(course, tmp_path):
+    spec = json.loads((course / "assignment.json").read_text())
+    spec["exercises_file"] = str(OWN)
+    for entry in spec["exercises"]:
+        if entry["id"] == "softmax":
+            entry["points"] = 10
+            entry["checks"] = {"float32 kept": {"weight": 0.5, "visibility": "hidden"},
+                               "values": {"weight": 2, "visibility": "after_published"}}
+    path = tmp_path / "assignment.json"
+    path.write_text(json.dumps(spec))
+    results = tmp_path / "results.json"
+    grade(course / "key", path, json_path=results)
+    tests = {t["name"]: t for t in json.loads(results.read_text())["tests"]}
+    assert tests["softmax: float32 kept"]["visibility"] == "hidden"
+    assert tests["softmax: values"]["visibility"] == "after_published"
+    assert tests["softmax: empty batch"]["visibility"] == "visible"
+    share = 10 / (2 + 0.5 + 6)   # eight checks: six of weight 1
+    assert tests["softmax: values"]["max_score"] == pytest.approx(2 * share)
+    assert tests["softmax: float32 kept"]["max_score"] == pytest.approx(0.5 * share)
+
+
+# --- a time-limit failure names the student's line (item 8) ----------------------------
+
+def test_a_time_limit_failure_names_the_line_where_the_loop_was_stopped(course,
+                                                                         tmp_path):
+    looping = tmp_path / "looping"
+    shutil.copytree(course / "key", looping)
+    path = looping / "layers.py"
+    text = path.read_text()
+    path.write_text(text.replace("    return np.where(cache > 0, dout, 0)",
+                                 "    while True:\n        pass"))
+    line = path.read_text().splitlines().index("    while True:") + 1
+    report = ex.check(looping, only=["relu_backward"], limit=0.5)
+    messages = [c["message"] for c in report.results[0]["checks"]]
+    assert any(f"time limit at layers.py line {line}" in m for m in messages), messages
