@@ -21,6 +21,7 @@ from .catalogue import catalogue_text, select
 from .course import autograder_zip, grade, grade_class
 from .grader import UsageError, check
 from .handout import make
+from .own import load_exercises
 
 __all__ = ["main"]
 
@@ -32,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     show = sub.add_parser("list", help="print the catalogue of exercises")
     show.add_argument("names", nargs="*", metavar="ID_OR_CHAPTER")
+    show.add_argument("--exercises", metavar="FILE",
+                      help="an exercises file of your own (listed too)")
     write = sub.add_parser("make", help="write the student edition as a package")
     write.add_argument("names", nargs="*", metavar="ID_OR_CHAPTER",
                        help="exercise ids or chapters (default: all)")
@@ -134,7 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(stop.code or 0)
     try:
         if args.command == "list":
-            print(catalogue_text(select(args.names)))
+            own = [e.id for e in load_exercises(args.exercises)] if args.exercises \
+                else []
+            print(catalogue_text(select(args.names or [*(e.id for e in select([])),
+                                                       *own])))
             return 0
         if args.command == "make":
             if args.assignment and Path(args.assignment).resolve().is_relative_to(

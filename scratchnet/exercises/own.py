@@ -37,6 +37,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,7 +116,7 @@ def exercise(*, points: float = 5, covers: Sequence[str] | None = None,
     module : str, optional
         The hand-out's module that holds it (default: the file's name).
     hint : str, optional
-        What the stub says (default: the docstring's first line).
+        What the stub says (default: the docstring's first line, without math).
     rtol, atol : float
         How close the values must be.
     float32 : bool, default False
@@ -139,10 +140,11 @@ def exercise(*, points: float = 5, covers: Sequence[str] | None = None,
         file = inspect.getsourcefile(reference) or ""
         name = reference.__name__
         doc = (inspect.getdoc(reference) or name).splitlines()[0].rstrip(".")
+        plain = re.sub(r"\s*:math:`[^`]*`", "", doc).rstrip(" :")  # no markup
         params = list(inspect.signature(reference).parameters)
-        entry = Exercise(name, module or Path(file).stem or "own", doc, points,
+        entry = Exercise(name, module or Path(file).stem or "own", plain, points,
                          tuple(covers or params), tuple(given), tuple(uses),
-                         hint or doc[0].lower() + doc[1:])
+                         hint or plain[0].lower() + plain[1:])
         REGISTRY[name] = OwnExercise(entry, reference, tuple(inputs), tuple(diagnoses),
                                      rtol, atol, float32, file)
         return reference
