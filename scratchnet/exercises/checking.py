@@ -18,6 +18,8 @@ from .catalogue import Exercise
 from .checks_layers import CHECKS as LAYER_CHECKS
 from .checks_models import CHECKS as MODEL_CHECKS
 from .checks_scores import CHECKS as SCORE_CHECKS
+from .generic import generic_checks, own_checks
+from .own import REGISTRY
 from .probes import Failed
 from .remote import StudentRaised
 
@@ -27,9 +29,6 @@ class _WithGeneric(dict):
     """Checks by id: the catalogue's, an instructor's, a chapter function's."""
 
     def __missing__(self, ex_id: str) -> List:
-        from .generic import generic_checks
-        from .own import REGISTRY, own_checks
-
         return own_checks(ex_id) if ex_id in REGISTRY else generic_checks(ex_id)
 
 

@@ -72,8 +72,8 @@ class _Session:
         self.root = os.path.realpath(request["dir"])
         self.refuse = list(request["refuse"])
         self.homes = dict(request["library"])
-        for ex_id, chapter in self.homes.items():
-            self.watch(ex_id, chapter)
+        for ex_id in request.get("watch", self.homes):  # not an instructor's own
+            self.watch(ex_id, self.homes[ex_id])
         real_import = builtins.__import__
 
         def guarded(name, globals=None, locals=None, fromlist=(), level=0):
@@ -93,12 +93,7 @@ class _Session:
     def watch(self, ex_id: str, chapter: str) -> None:
         """Put a recorder in place of the library's object of ``ex_id``, everywhere."""
         cls_name, _, method = ex_id.partition(".")
-        try:
-            module = importlib.import_module(f"scratchnet.{chapter}")
-        except ImportError:   # an instructor's own exercise: no library object
-            return
-        if not hasattr(module, cls_name):
-            return
+        module = importlib.import_module(f"scratchnet.{chapter}")
         owner = getattr(module, cls_name) if method else module
         original = vars(owner)[method] if method else getattr(module, cls_name)
         self.library[ex_id] = original

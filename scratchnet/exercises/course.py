@@ -291,6 +291,19 @@ def autograder_zip(assignment: Any, out: Any, *, wheel: Any = None,
     Path
         ``out``, holding ``setup.sh``, ``run_autograder``, the assignment and
         the wheel.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from scratchnet.exercises.assignment import write_assignment
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = write_assignment(["relu_backward"], tmp + "/a.json")
+    ...     wheel = pathlib.Path(tmp, "scratchnet-0.1.0-py3-none-any.whl")
+    ...     _ = wheel.write_bytes(b"")   # a stand-in: the real one is built
+    ...     path = autograder_zip(tmp + "/a.json", tmp + "/ag.zip", wheel=wheel)
+    ...     names = sorted(zipfile.ZipFile(path).namelist())
+    >>> names[:2], names[3:]
+    (['assignment.json', 'run_autograder'], ['setup.sh'])
     """
     assignment = Path(assignment)
     _assignment(assignment, exercises)

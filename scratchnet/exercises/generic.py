@@ -1,9 +1,11 @@
-"""Any chapter function as an exercise, with checks derived from the chapter.
+"""Checks made from a reference: any chapter function's, an instructor's exercise's.
 
 ``make sigmoid`` works though ``sigmoid`` is not in the catalogue: any public
-function (or method) of a chapter is an exercise whose covered arguments are
-those without a default, whose hand-out is the chapter's source made plain
-(:mod:`scratchnet.exercises.source`), and whose checks come from the chapter:
+function (or method) of a chapter is an exercise
+(:func:`~scratchnet.exercises.catalogue.chapter_exercise`) whose covered
+arguments are those without a default, whose hand-out is the chapter's source
+made plain (:mod:`scratchnet.exercises.source`), and whose checks come from the
+chapter:
 
 - ``docstring examples``: the examples of the student's docstring, run on the
   student's function, must print what they show;
@@ -13,6 +15,10 @@ those without a default, whose hand-out is the chapter's source made plain
 - ``inputs unchanged``: those arrays are as they were after the call;
 - ``float32 kept``: where the docstring promises it, float32 arrays give a
   float32 result.
+
+An instructor's exercise (:mod:`scratchnet.exercises.own`) gets
+:func:`own_checks`: its inputs against its reference, float32 if asked, and
+its docstring's examples.
 """
 
 from __future__ import annotations
@@ -26,12 +32,13 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
-from .catalogue import Exercise
+from .catalogue import Exercise, chapter_exercise
+from .own import REGISTRY, OwnExercise
 from .probes import Failed, expect_close, show, unchanged
 from .protocol import Check
-from .source import chapter_module, home_chapter
+from .source import chapter_module, function_text, home_chapter, reference
 
-__all__ = ["examples_check", "generic_checks", "generic_exercise", "random_inputs"]
+__all__ = ["examples_check", "generic_checks", "own_checks", "random_inputs"]
 
 _SIZES = {"N": 4, "M": 3, "D": 2, "K": 3, "in": 3, "out": 2}
 
@@ -41,47 +48,6 @@ def _library(name: str) -> Any:
     for part in name.split("."):
         owner = getattr(owner, part)
     return owner
-
-
-def generic_exercise(name: str, points: int = 5) -> Exercise:
-    """The exercise of a public chapter function that the catalogue does not hold.
-
-    Parameters
-    ----------
-    name : str
-        ``"sigmoid"``, ``"tanh_forward"``, or ``"Class.method"``.
-    points : int, default 5
-
-    Returns
-    -------
-    Exercise
-        Covering the arguments without a default.
-
-    Raises
-    ------
-    KeyError
-        If no chapter defines a public function of that name.
-
-    Examples
-    --------
-    >>> ex = generic_exercise("sigmoid")
-    >>> ex.chapter, ex.covers
-    ('softmax', ('x',))
-    """
-    if any(part.startswith("_") for part in name.split(".")):
-        raise KeyError(f"{name!r} is private: only public chapter functions are "
-                       f"exercises")
-    chapter = home_chapter(name)
-    obj = _library(name)
-    if not callable(obj) or inspect.isclass(obj):
-        raise KeyError(f"{name!r} is not a function or method of a chapter")
-    params = inspect.signature(obj).parameters.values()
-    covers = tuple(p.name for p in params if p.default is inspect.Parameter.empty
-                   and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
-    summary = (inspect.getdoc(obj) or name).splitlines()[0].rstrip(".")
-    summary = re.sub(r":\w+:`([^`]*)`", r"\1", summary).replace("\\", "")
-    return Exercise(name, chapter, summary, points, covers, (), (),
-                    summary[0].lower() + summary[1:])
 
 
 def _shape(text: str) -> Tuple[int, ...] | None:
@@ -141,14 +107,21 @@ class _Runner(doctest.DocTestRunner):
 def examples_check(ex: Exercise) -> Callable:
     """The check that the examples of the student's docstring print what they show.
 
+    Parameters
+    ----------
+    ex : Exercise
+
+    Returns
+    -------
+    callable
+        ``check(f)``, raising :class:`~scratchnet.exercises.probes.Failed`.
+
     Examples
     --------
-    >>> callable(examples_check(generic_exercise("sigmoid")))
+    >>> callable(examples_check(chapter_exercise("sigmoid")))
     True
     """
     def run(f):
-        from .source import function_text, reference
-
         obj, keyed = reference(ex.id, chapter_module(ex.chapter))
         text, _ = function_text(obj, stub="", covers=ex.covers, keyed=keyed,
                                 namespace={})
@@ -180,7 +153,7 @@ def generic_checks(name: str) -> List[Tuple[str, Callable]]:
     >>> [n for n, _ in generic_checks("sigmoid")]
     ['docstring examples', 'random inputs', 'inputs unchanged']
     """
-    ex = generic_exercise(name)
+    ex = chapter_exercise(name)
     library = _library(name)
     checks = [Check("docstring examples", run=examples_check(ex))]
     if random_inputs(name, ex.covers) is not None:
@@ -208,3 +181,62 @@ def generic_checks(name: str) -> List[Tuple[str, Callable]]:
                              rtol=1e-5, atol=1e-6, dtype=np.float32)
             checks.append(Check("float32 kept", run=float32))
     return [(c.name, c.run) for c in checks]
+
+
+def _arguments(own: OwnExercise, i: int, item: Any) -> Tuple:
+    args = item(np.random.default_rng(i)) if callable(item) else item
+    return tuple(args) if isinstance(args, (tuple, list)) else (args,)
+
+
+def _values_check(own: OwnExercise, i: int, item: Any, dtype: Any = None) -> Callable:
+    name = own.exercise.id
+    covers = own.exercise.covers
+
+    def run(f):
+        args = _arguments(own, i, item)
+        if dtype is not None:
+            args = tuple(a.astype(dtype) if isinstance(a, np.ndarray) and
+                         a.dtype.kind == "f" else a for a in args)
+        expected = own.reference(*[a.copy() if isinstance(a, np.ndarray) else a
+                                   for a in args])
+        got = f(*args)
+        shown = ", ".join(f"{n}={show(a)}" for n, a in zip(covers, args))
+        hints = [h for h in (d(got, *args) for d in own.diagnoses) if h]
+        try:
+            expect_close(got, expected, f"{name}({shown})", rtol=own.rtol,
+                         atol=own.atol, dtype=dtype, hint=hints[0] if hints else "")
+        except Failed as err:
+            raise Failed(err.message, hints[0] if hints else err.hint) from None
+    return run
+
+
+def own_checks(ex_id: str) -> List[Tuple[str, Callable]]:
+    """The checks of an instructor's exercise: ``[(name, check(f)), ...]``.
+
+    Parameters
+    ----------
+    ex_id : str
+        An exercise in :data:`REGISTRY`.
+
+    Returns
+    -------
+    list of (str, callable)
+
+    Examples
+    --------
+    >>> from scratchnet.exercises import exercise
+    >>> @exercise(inputs=[(np.ones(2),), (np.zeros(3),)], float32=True)
+    ... def triple(x):
+    ...     '''Three times x.'''
+    ...     return 3 * x
+    >>> [name for name, _ in own_checks("triple")]
+    ['inputs 1', 'inputs 2', 'float32 kept', 'docstring examples']
+    """
+    own = REGISTRY[ex_id]
+    checks = [(f"inputs {i + 1}", _values_check(own, i, item))
+              for i, item in enumerate(own.inputs)]
+    if own.float32 and own.inputs:
+        first = own.inputs[0]
+        checks.append(("float32 kept", _values_check(own, 0, first, np.float32)))
+    checks.append(("docstring examples", examples_check(own.exercise)))
+    return checks

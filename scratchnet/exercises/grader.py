@@ -29,7 +29,7 @@ from .analysis import NUMERICAL, find_package, handout_names, read_exercise
 from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
 from .checking import CHECKS, run_checks
-from .own import load_own
+from .own import child_homes, load_own
 from .reaper import become_reaper, reap
 from .remote import Child, ChildLost, LibraryUsed
 from .report import Report
@@ -165,11 +165,11 @@ class _Children:
 
     def get(self) -> Child:
         while self.current is None:
-            graded = select([e["id"] for e in self.job["exercises"]])  # + generic
-            homes = {e.id: e.chapter for e in [*CATALOGUE, *graded]}
+            homes, own = child_homes([e["id"] for e in self.job["exercises"]])
             child = Child(self.directory, homes,
                           [m for m in NUMERICAL if m not in self.job["allow"]],
-                          limit=self.job["limit"], memory_mb=self.job["memory_mb"])
+                          limit=self.job["limit"], memory_mb=self.job["memory_mb"],
+                          own=own)
             try:
                 for module, by_function in self.modules.items():
                     if module in self.dead:
@@ -345,10 +345,7 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     package = find_package(directory).resolve()
     job: Dict[str, Any] = {"dir": str(package), "limit": limit, "memory_mb": memory_mb,
                            "allow": [], "mode": "assignment"}
-    try:   # the instructor's own exercises, known here and in the grading process
-        job["exercises_files"] = load_own(exercises, assignment)
-    except KeyError as err:
-        raise UsageError(err.args[0]) from None
+    job["exercises_files"] = load_own(exercises, assignment)  # KeyError: no such file
     if assignment is not None:
         try:
             data = read_assignment(assignment)

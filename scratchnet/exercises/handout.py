@@ -24,6 +24,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from .catalogue import CHAPTER_ORDER, Exercise, select
 from .layout import import_block
+from .notebook import notebook_json
+from .own import load_own
 from .source import (
     chapter_module,
     function_text,
@@ -272,8 +274,6 @@ def make(names: Sequence[str], out: Any, *, solutions: bool = False,
     ...     print(sorted(f.name for f in files))
     ['README.md', '__init__.py', 'layers.py']
     """
-    from .own import load_own
-
     load_own(exercises)
     exercises = select(list(names))
     stub_message(exercises[0].id, stub_hints, "")  # a wrong choice fails here
@@ -287,8 +287,6 @@ def make(names: Sequence[str], out: Any, *, solutions: bool = False,
     out.mkdir(parents=True, exist_ok=True)
     title = "Answer key" if solutions else "Homework"
     if notebook:
-        from .notebook import notebook_json
-
         path = out / ("solutions.ipynb" if solutions else "homework.ipynb")
         text = json.dumps(notebook_json(title, modules, by_id), indent=1)
         path.write_text(text + "\n")

@@ -276,7 +276,18 @@ def tanh_backward(dout: np.ndarray, cache: np.ndarray) -> np.ndarray:
 
 
 class TwoLayerMLP(mlp.TwoLayerMLP):
-    """The chapter's two-layer network, its forward and backward written out."""
+    """The chapter's two-layer network, its forward and backward written out.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As the chapter's class.
+
+    Examples
+    --------
+    >>> TwoLayerMLP(1, 4, 2, rng=0).forward(np.zeros(3)).shape
+    (3, 2)
+    """
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         r"""Logits of a batch: ``linear -> activation -> linear``.
@@ -346,7 +357,19 @@ class TwoLayerMLP(mlp.TwoLayerMLP):
 
 
 class SGD(optim.SGD):
-    """The chapter's SGD, its update rule written out (no momentum)."""
+    """The chapter's SGD, its update rule written out (no momentum).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As the chapter's class.
+
+    Examples
+    --------
+    >>> w = np.array([1.0])
+    >>> SGD({"w": w}, lr=0.5).step({"w": np.array([1.0])}); w
+    array([0.5])
+    """
 
     def update(self, param: np.ndarray, grad: np.ndarray,
                state: Dict[str, np.ndarray]) -> None:
@@ -376,7 +399,19 @@ class SGD(optim.SGD):
 
 
 class Adam(optim.Adam):
-    """The chapter's Adam, its update rule written out."""
+    """The chapter's Adam, its update rule written out.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As the chapter's class.
+
+    Examples
+    --------
+    >>> w = np.array([1.0])
+    >>> Adam({"w": w}, lr=0.1).step({"w": np.array([3.0])}); w.round(6)
+    array([0.9])
+    """
 
     def update(self, param: np.ndarray, grad: np.ndarray,
                state: Dict[str, np.ndarray]) -> None:

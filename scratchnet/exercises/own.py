@@ -20,8 +20,8 @@ assignment naming ``"exercises_file"``) load the file; its exercises then get
 the catalogue's treatment: the student edition and the answer key, a package
 or a notebook, the grader's child and limits, the import policy,
 carry-forward for ``uses`` (exercises of the catalogue or of the chapters),
-the report and Gradescope's results.  Their checks are made here from what
-the decorator was given:
+the report and Gradescope's results.  Their checks are made from what the
+decorator was given (:func:`scratchnet.exercises.generic.own_checks`):
 
 - ``inputs i``: the student's function on each input (a tuple of arguments,
   or ``generate(rng) -> tuple`` called with ``numpy.random.default_rng(i)``)
@@ -43,13 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
-import numpy as np
+from .catalogue import CATALOGUE, OWN, Exercise, select
 
-from .catalogue import Exercise
-from .probes import Failed, expect_close, show
-
-__all__ = ["REGISTRY", "OwnExercise", "exercise", "load_exercises", "load_own",
-           "own_checks"]
+__all__ = ["REGISTRY", "OwnExercise", "child_homes", "exercise", "load_exercises",
+           "load_own"]
 
 
 @dataclass(frozen=True)
@@ -147,6 +144,7 @@ def exercise(*, points: float = 5, covers: Sequence[str] | None = None,
                          hint or plain[0].lower() + plain[1:])
         REGISTRY[name] = OwnExercise(entry, reference, tuple(inputs), tuple(diagnoses),
                                      rtol, atol, float32, file)
+        OWN[name] = entry
         return reference
     return register
 
@@ -230,61 +228,24 @@ def load_own(*paths: Any) -> List[str]:
     return files
 
 
-def _arguments(own: OwnExercise, i: int, item: Any) -> Tuple:
-    args = item(np.random.default_rng(i)) if callable(item) else item
-    return tuple(args) if isinstance(args, (tuple, list)) else (args,)
-
-
-def _values_check(own: OwnExercise, i: int, item: Any, dtype: Any = None) -> Callable:
-    name = own.exercise.id
-    covers = own.exercise.covers
-
-    def run(f):
-        args = _arguments(own, i, item)
-        if dtype is not None:
-            args = tuple(a.astype(dtype) if isinstance(a, np.ndarray) and
-                         a.dtype.kind == "f" else a for a in args)
-        expected = own.reference(*[a.copy() if isinstance(a, np.ndarray) else a
-                                   for a in args])
-        got = f(*args)
-        shown = ", ".join(f"{n}={show(a)}" for n, a in zip(covers, args))
-        hints = [h for h in (d(got, *args) for d in own.diagnoses) if h]
-        try:
-            expect_close(got, expected, f"{name}({shown})", rtol=own.rtol,
-                         atol=own.atol, dtype=dtype, hint=hints[0] if hints else "")
-        except Failed as err:
-            raise Failed(err.message, hints[0] if hints else err.hint) from None
-    return run
-
-
-def own_checks(ex_id: str) -> List[Tuple[str, Callable]]:
-    """The checks of an instructor's exercise: ``[(name, check(f)), ...]``.
+def child_homes(ids: Sequence[str]) -> Tuple[Dict[str, str], List[str]]:
+    """Where the grader's child finds each exercise, and which are an instructor's.
 
     Parameters
     ----------
-    ex_id : str
-        An exercise in :data:`REGISTRY`.
+    ids : sequence of str
+        The exercises graded (the catalogue's are always known).
 
     Returns
     -------
-    list of (str, callable)
+    (dict, list of str)
+        ``{id: module}``, and the ids that have no library object to watch.
 
     Examples
     --------
-    >>> @exercise(inputs=[(np.ones(2),), (np.zeros(3),)], float32=True)
-    ... def triple(x):
-    ...     '''Three times x.'''
-    ...     return 3 * x
-    >>> [name for name, _ in own_checks("triple")]
-    ['inputs 1', 'inputs 2', 'float32 kept', 'docstring examples']
+    >>> homes, own = child_homes(["sigmoid"])
+    >>> homes["sigmoid"], homes["relu_backward"], own
+    ('softmax', 'layers', [])
     """
-    from .generic import examples_check
-
-    own = REGISTRY[ex_id]
-    checks = [(f"inputs {i + 1}", _values_check(own, i, item))
-              for i, item in enumerate(own.inputs)]
-    if own.float32 and own.inputs:
-        first = own.inputs[0]
-        checks.append(("float32 kept", _values_check(own, 0, first, np.float32)))
-    checks.append(("docstring examples", examples_check(own.exercise)))
-    return checks
+    homes = {e.id: e.chapter for e in [*CATALOGUE, *select(list(ids))]}
+    return homes, [i for i in ids if i in OWN]

@@ -102,7 +102,7 @@ class Child:
     """
 
     def __init__(self, directory: Path, homes: Dict[str, str], refuse: List[str], *,
-                 limit: float, memory_mb: int) -> None:
+                 limit: float, memory_mb: int, own: Sequence[str] = ()) -> None:
         self.limit, self.loaded = limit, {}
         self.workdir = tempfile.TemporaryDirectory(prefix="scratchnet-child-")
         req_r, self.req_w = os.pipe()
@@ -123,7 +123,8 @@ class Child:
         os.close(req_r)
         os.close(ans_w)
         self.request({"op": "start", "dir": str(directory), "library": homes,
-                      "refuse": refuse}, timeout=60)
+                      "refuse": refuse, "watch": [i for i in homes if i not in own]},
+                     timeout=60)
 
     def request(self, message: Dict[str, Any], timeout: float | None = None
                 ) -> Dict[str, Any]:

@@ -29,8 +29,10 @@ import types
 from typing import Any, Dict, List, Sequence, Tuple
 
 from . import key_models, key_scores
+from .catalogue import chapter_of
 from .docstrings import example_names, exercise_docstring
 from .layout import signature
+from .own import REGISTRY
 
 __all__ = ["STUB_HINTS", "chapter_module", "covered_arguments", "free_names",
            "function_text", "home_chapter", "is_validator", "reference", "stub_message"]
@@ -62,8 +64,6 @@ def reference(name: str, chapter: types.ModuleType) -> Tuple[Any, bool]:
     >>> reference("log_sigmoid", chapter_module("softmax"))[1]
     False
     """
-    from .own import REGISTRY
-
     if name in REGISTRY:   # an instructor's exercise: its reference is the key
         return REGISTRY[name].reference, True
     owner_name, _, method = name.rpartition(".")
@@ -175,6 +175,14 @@ def is_validator(value: Any) -> bool:
     The functions of ``scratchnet._validation`` and every ``check_*`` function
     of a private module: in a hand-out a call to one becomes its first
     argument, as an array, and a statement that is only such a call goes.
+
+    Parameters
+    ----------
+    value : object
+
+    Returns
+    -------
+    bool
 
     Examples
     --------
@@ -310,13 +318,20 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
 def chapter_module(chapter: str) -> types.ModuleType:
     """The chapter module ``scratchnet.<chapter>``, or an instructor's exercises file.
 
+    Parameters
+    ----------
+    chapter : str
+        A chapter, or the hand-out module of an instructor's exercise.
+
+    Returns
+    -------
+    module
+
     Examples
     --------
     >>> chapter_module("layers").__name__
     'scratchnet.layers'
     """
-    from .own import REGISTRY
-
     try:
         return importlib.import_module(f"scratchnet.{chapter}")
     except ImportError:
@@ -327,27 +342,19 @@ def chapter_module(chapter: str) -> types.ModuleType:
 
 
 def home_chapter(name: str) -> str:
-    """The chapter that defines ``name`` (``"TwoLayerMLP.forward"`` -> ``"mlp"``).
+    """The chapter (or an instructor's module) that holds ``name`` in a hand-out.
 
-    Raises
-    ------
-    KeyError
-        If no chapter defines it.
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    str
 
     Examples
     --------
     >>> home_chapter("TwoLayerMLP.forward")
     'mlp'
     """
-    from .catalogue import CHAPTER_ORDER
-    from .own import REGISTRY
-
-    if name in REGISTRY:
-        return REGISTRY[name].exercise.chapter
-    top = name.split(".")[0]
-    for chapter in CHAPTER_ORDER:
-        value = getattr(chapter_module(chapter), top, None)
-        if value is not None and getattr(value, "__module__", "") == \
-                f"scratchnet.{chapter}":
-            return chapter
-    raise KeyError(f"{name!r} is defined in none of the chapters")
+    return chapter_of(name)
