@@ -227,3 +227,107 @@ def test_the_posterior_check_fails_untrained_and_linear_networks_by_a_margin():
     linear = LogisticRegression(C=1e6).fit(x, c)
     assert task.expected_kl(linear.predict_proba) > 2.5 * KL_THRESHOLD
     assert max(train_to_posterior(seed=s) for s in range(12)) < KL_THRESHOLD / 2
+
+
+def test_an_answer_written_into_the_pipe_by_the_student_fails_its_request(tmp_path):
+    """The student's code writes a forged 'all passed' frame into every open fd."""
+    forge = (
+        "from scratchnet.exercises.protocol import pack\n"
+        "    import os\n"
+        "    frame = pack({'ok': True, 'value': 0.0, 'args': [], 'kwargs': {}, "
+        "'library': []})\n"
+        "    for fd in map(int, os.listdir('/proc/self/fd')):\n"
+        "        try:\n"
+        "            os.write(fd, len(frame).to_bytes(8, 'big') + frame)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    return dout * (cache > 0)")
+    _, results = _grade(tmp_path, {"layers": [("return dout * (cache > 0)", forge)]},
+                        ["relu_backward", "tanh_backward"])
+    assert results["relu_backward"]["points"] == 0, results["relu_backward"]
+    assert results["tanh_backward"]["points"] == 5
+
+
+def test_reading_the_graders_frames_is_not_allowed(tmp_path):
+    _, results = _grade(tmp_path, {"layers": [(
+        "return dout * (cache > 0)",
+        "import sys\n    return sys._getframe(1).f_locals['value'] * 0 + dout * "
+        "(cache > 0)")]}, ["relu_backward"])
+    assert results["relu_backward"]["points"] == 0
+    assert "reaches for" in results["relu_backward"]["message"]
+
+
+def test_a_missing_module_scores_zero_with_missing(tmp_path):
+    hw = write(tmp_path / "hw")
+    (hw / "layers.py").unlink()
+    report = check(hw, assignment=_assignment(tmp_path, ["relu_backward", "softmax"]))
+    relu = {r["id"]: r for r in report.results}["relu_backward"]
+    assert relu["points"] == 0 and relu["message"].startswith("missing: layers.py")
+    assert report.score == 6
+
+
+def test_loss_hints_mean_over_classes_and_sum_over_the_batch(tmp_path):
+    _, results = _grade(tmp_path, {"losses": [
+        ("return -log_probs[np.arange(len(targets)), targets].mean()",
+         "return -log_probs[np.arange(len(targets)), targets].sum()"),
+        ("return nll_loss(log_softmax(logits), targets)",
+         "return -(np.eye(logits.shape[1])[targets] * log_softmax(logits)).mean()")]},
+        ["nll_loss", "cross_entropy"])
+    hints = {i: " ".join(c["hint"] for c in r["checks"]) for i, r in results.items()}
+    assert "N = 3 times too large" in hints["nll_loss"]
+    assert "averaged over the M = 4 classes" in hints["cross_entropy"]
+
+
+def test_a_sigma_mistake_is_named_and_no_guess_elsewhere(tmp_path):
+    _, results = _grade(tmp_path, {"gaussian": [
+        ("np.log(prior1) - np.log(sigma1) - 0.5", "np.log(prior1) - 0.5"),
+        ("np.log(1 - prior1) - np.log(sigma2) - 0.5", "np.log(1 - prior1) - 0.5")]},
+        ["two_gaussian_posterior"])
+    checks = {c["name"]: c for c in results["two_gaussian_posterior"]["checks"]}
+    assert checks["equal variances"]["status"] == "pass"
+    assert "1/sigma factors" in checks["unequal variances"]["hint"]
+    assert "elementwise" not in " ".join(c["hint"] for c in checks.values())
+
+
+def test_copying_the_chapters_body_is_shown(tmp_path):
+    make(["relu_backward", "tanh_backward"], tmp_path / "key", solutions=True)
+    text = check(tmp_path / "key").text()
+    assert text.count("the chapter's own body") == 2
+    assert "own body" not in check(write(tmp_path / "hw"), only=["relu_backward"]).text()
+
+
+def test_weights_and_visibility_come_from_the_assignment(tmp_path):
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps({"exercises": [{"id": "relu_backward", "points": 10,
+                                               "checks": {"values": {
+                                                   "weight": 4, "visibility": "hidden"}}}]}))
+    hw = write(tmp_path / "hw", {"layers": [("return dout * (cache > 0)",
+                                             "return dout * (cache > 0) + 1e-3")]})
+    report = check(hw, assignment=path, json_path=tmp_path / "r.json")
+    values = report.results[0]["checks"][0]
+    assert values["max_points"] == pytest.approx(10 * 4 / 9)
+    tests = json.loads((tmp_path / "r.json").read_text())["tests"]
+    assert tests[0]["visibility"] == "hidden" and tests[1]["visibility"] == "visible"
+    assert report.max_score == 10
+
+
+def test_the_command_line_writes_and_grades_the_assignment(tmp_path, capsys):
+    from scratchnet.exercises.cli import main
+
+    hand_out, assignment = tmp_path / "hw", tmp_path / "assignment.json"
+    assert main(["make", "layers", "--out", str(hand_out), "--assignment",
+                 str(assignment)]) == 0
+    assert assignment.exists() and not (hand_out / "assignment.json").exists()
+    assert [e["id"] for e in json.loads(assignment.read_text())["exercises"]] == [
+        "linear_backward", "relu_backward", "tanh_backward"]
+    assert main(["make", "layers", "--out", str(hand_out), "--assignment",
+                 str(hand_out / "a.json")]) == 2   # never inside the hand-out
+    capsys.readouterr()
+    assert main(["check", str(write(tmp_path / "sub")), "--assignment",
+                 str(assignment)]) == 0
+    out = capsys.readouterr().out
+    assert "total: 16/16 points" in out and "self-check" not in out
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"exercises": [{"id": "softmax", "points": -1}]}')
+    assert main(["check", str(tmp_path / "sub"), "--assignment", str(bad)]) == 2
+    assert "points must be a positive number" in capsys.readouterr().out

@@ -41,7 +41,8 @@ _REACHING_NAMES = {"__import__", "eval", "exec", "compile", "globals", "locals",
 _DUNDERS = {"__wrapped__", "__closure__", "__code__", "__globals__", "__func__",
             "__self__", "__dict__", "__subclasses__", "__builtins__", "__loader__",
             "__spec__", "__bases__", "__mro__", "__getattribute__", "__defaults__",
-            "__kwdefaults__"}
+            "__kwdefaults__", "_getframe", "f_back", "f_locals", "f_globals",
+            "tb_frame", "gi_frame", "cr_frame"}
 _START = re.compile(r"^(?![\s#)\]}]|else\b|elif\b|except\b|finally\b)")
 _NAMED = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)|^(\w+)\s*(?::[^=]*)?=")
 

@@ -1,10 +1,13 @@
 """Every exercise's checks, and one exercise's checks run against the student's side.
 
-The checks live in the ``checks_*`` modules, each a list of ``(name, check)``
-per exercise id; a check of a function exercise is called with the student's
+The checks live in the ``checks_*`` modules, each a list per exercise id of
+:class:`~scratchnet.exercises.protocol.Check` (data: inputs, reference,
+comparison, diagnoses) or ``(name, check)`` pairs (a check of several
+calls).  A check of a function exercise is called with the student's
 function (which may run in the child), a check of a method exercise or of
-``train_step`` with the student's side (:class:`~scratchnet.exercises.sides.Objects`
-or :class:`~scratchnet.exercises.sides.Local`).  A check passes, fails
+``train_step`` with the student's side
+(:class:`~scratchnet.exercises.sides.Objects` or
+:class:`~scratchnet.exercises.sides.Local`).  A check passes, fails
 (:class:`~scratchnet.exercises.probes.Failed`), is not implemented yet, or
 raises: each outcome is a status here.  Nothing here scores.
 """
@@ -21,9 +24,10 @@ from .checks_scores import CHECKS as SCORE_CHECKS
 from .generic import generic_checks, own_checks
 from .own import REGISTRY
 from .probes import Failed
+from .protocol import Check
 from .remote import StudentRaised
 
-__all__ = ["CHECKS", "OBJECT_CHECKS", "run_checks"]
+__all__ = ["CHECKS", "OBJECT_CHECKS", "checks_of", "run_checks"]
 
 class _WithGeneric(dict):
     """Checks by id: the catalogue's, an instructor's, a chapter function's."""
@@ -68,6 +72,29 @@ def _outcome(check: Any, arg: Any) -> Dict[str, str]:
                 "message": f"raised {type(err).__name__}: {err}"}
 
 
+def checks_of(ex_id: str) -> List[Check]:
+    """An exercise's checks, each a :class:`~scratchnet.exercises.protocol.Check`.
+
+    A ``(name, function)`` pair of a ``checks_*`` module is a check of
+    several calls (``run``).
+
+    Parameters
+    ----------
+    ex_id : str
+
+    Returns
+    -------
+    list of Check
+
+    Examples
+    --------
+    >>> [c.name for c in checks_of("relu_backward")][:2]
+    ['values', 'finite differences']
+    """
+    return [entry if isinstance(entry, Check) else Check(entry[0], run=entry[1])
+            for entry in CHECKS[ex_id]]
+
+
 def run_checks(ex: Exercise, side: Any, *, only: Sequence[str] = ()
                ) -> List[Dict[str, str]]:
     """Run an exercise's checks against the student's side.
@@ -102,10 +129,10 @@ def run_checks(ex: Exercise, side: Any, *, only: Sequence[str] = ()
     ['pass']
     """
     out = []
-    for name, check in CHECKS[ex.id]:
-        if only and name not in only:
+    for check in checks_of(ex.id):
+        if only and check.name not in only:
             continue
         arg = side if ex.id in OBJECT_CHECKS else side.function(
             ex.id, names=ex.covers)
-        out.append({"name": name, **_outcome(check, arg)})
+        out.append({"name": check.name, **_outcome(check, arg)})
     return out

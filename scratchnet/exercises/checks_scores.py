@@ -15,6 +15,7 @@ from ..losses import cross_entropy, nll_loss
 from ..softmax import log_softmax, logsumexp, softmax
 from .diagnoses import OVERFLOW, equals, nan_where, other_axis, overflowed
 from .probes import Failed, expect_close, fd_gradient, show, unchanged
+from .protocol import Check
 
 __all__ = ["CHECKS"]
 
@@ -41,53 +42,34 @@ def _row_diagnoses(name, ref, x):
     return [*found, overflowed(x, ref(x))]
 
 
+def _rows(name, ref):
+    """The row-wise diagnoses as one ``diagnosis(got, inputs)`` of a check."""
+    def diagnosis(got, inputs):
+        return next((h for h in (d(got) for d in _row_diagnoses(name, ref, inputs[0]))
+                     if h), "")
+    return diagnosis
+
+
 def _elementwise(name, ref):
-    """The checks of a row-wise function (softmax, log_softmax, logsumexp)."""
-    def values(f):
-        expect_close(f(_RNG_LOGITS.copy()), ref(_RNG_LOGITS),
-                     f"{name}(x) for x = {show(_RNG_LOGITS)}",
-                     diagnoses=_row_diagnoses(name, ref, _RNG_LOGITS))
+    """The checks of a row-wise function (softmax, log_softmax, logsumexp), as data."""
+    def case(label, x, text, **kw):
+        return Check(label, inputs=lambda: (x.copy(),), reference=ref,
+                     what=f"{name}(x) for {text}" + "{0}", **kw)
 
-    def one_sample(f):
-        x = _RNG_LOGITS[0]
-        expect_close(f(x.copy()), ref(x), f"{name}(x) for one sample, x = {show(x)}")
-
-    def large(f):
-        expect_close(f(_LARGE.copy()), ref(_LARGE),
-                     f"{name}(x) for large logits x = {show(_LARGE)}",
-                     diagnoses=_row_diagnoses(name, ref, _LARGE))
-
-    def neg_inf(f):
-        want = ref(_NEG_INF)
-        expect_close(f(_NEG_INF.copy()), want,
-                     f"{name}(x) for x = {show(_NEG_INF)} (-inf: probability 0)",
-                     diagnoses=[nan_where(want, "-inf is a logit of probability 0: "
-                                          "exp(-inf) = 0 needs no special case once "
-                                          "each row is shifted by its finite maximum")])
-
-    def one_class(f):
-        x = np.array([[3.0], [-2.0]])
-        expect_close(f(x.copy()), ref(x), f"{name}(x) for one class, x = {show(x)}")
-
-    def batch_of_one(f):
-        x = _RNG_LOGITS[:1]
-        expect_close(f(x.copy()), ref(x),
-                     f"{name}(x) for a batch of one, x = {show(x)}",
-                     hint="reduce over the last axis with keepdims=True")
-
-    def float32(f):
-        x = _RNG_LOGITS.astype(np.float32)
-        expect_close(f(x.copy()), ref(x), f"{name}(x) for float32 x = {show(x)}",
-                     rtol=1e-5, atol=1e-6, dtype=np.float32)
-
-    def empty_batch(f):
-        x = np.zeros((0, 3))
-        expect_close(f(x.copy()), ref(x), f"{name}(x) for an empty batch, shape (0, 3)")
-
-    return [("values", values), ("one sample", one_sample), ("large logits", large),
-            ("-inf entries", neg_inf), ("one class", one_class),
-            ("batch of one", batch_of_one), ("float32 kept", float32),
-            ("empty batch", empty_batch)]
+    neg_inf = nan_where(ref(_NEG_INF), "-inf is a logit of probability 0: exp(-inf) "
+                        "= 0 needs no special case once each row is shifted by its "
+                        "finite maximum")
+    return [case("values", _RNG_LOGITS, "x = ", diagnoses=(_rows(name, ref),)),
+            case("one sample", _RNG_LOGITS[0], "one sample, x = "),
+            case("large logits", _LARGE, "large logits x = ",
+                 diagnoses=(_rows(name, ref),)),
+            case("-inf entries", _NEG_INF, "-inf entries (probability 0), x = ",
+                 diagnoses=(lambda got, inputs: neg_inf(got),)),
+            case("one class", np.array([[3.0], [-2.0]]), "one class, x = "),
+            case("batch of one", _RNG_LOGITS[:1], "a batch of one, x = "),
+            case("float32 kept", _RNG_LOGITS.astype(np.float32), "float32 x = ",
+                 rtol=1e-5, atol=1e-6, dtype=np.float32),
+            case("empty batch", np.zeros((0, 3)), "an empty batch, x = ")]
 
 
 def _log_softmax_underflow(f):
@@ -211,10 +193,10 @@ def _grad_checks():
 
 CHECKS = {
     "logsumexp": [*_elementwise("logsumexp", logsumexp),
-                  ("a row of -inf", _logsumexp_all_neg_inf)],
+                  Check("a row of -inf", run=_logsumexp_all_neg_inf)],
     "softmax": _elementwise("softmax", softmax),
     "log_softmax": [*_elementwise("log_softmax", log_softmax),
-                    ("no underflow", _log_softmax_underflow)],
+                    Check("no underflow", run=_log_softmax_underflow)],
     "nll_loss": _loss_checks("nll_loss", log_softmax, nll_loss),
     "cross_entropy": _loss_checks("cross_entropy", np.asarray, cross_entropy),
     "cross_entropy_grad": _grad_checks(),

@@ -331,11 +331,11 @@ def main(argv: List[str]) -> int:
                 "type": type(err).__name__, "message": str(err)[:500], "where": "",
                 "todo": False}}
         try:
-            payload = pack(answer)
+            payload = pack({**answer, "nonce": request.get("nonce")})
         except Exception as err:  # an answer that cannot be sent
-            payload = pack({"ok": False, "error": {"type": type(err).__name__,
-                                                   "message": str(err)[:500],
-                                                   "where": "", "todo": False}})
+            payload = pack({"ok": False, "nonce": request.get("nonce"), "error": {
+                "type": type(err).__name__, "message": str(err)[:500], "where": "",
+                "todo": False}})
         write_frame(answers, payload)
 
 

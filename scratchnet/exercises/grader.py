@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Sequence
 from .analysis import NUMERICAL, find_package, handout_names, read_exercise
 from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
-from .checking import CHECKS, run_checks
+from .checking import checks_of, run_checks
 from .own import child_homes, load_own
 from .reaper import become_reaper, reap
 from .remote import Child, ChildLost, LibraryUsed
@@ -137,9 +137,11 @@ def _scored(result: Dict[str, Any], ex: Exercise, entry: Dict[str, Any]
             ) -> Dict[str, Any]:
     """Points per check, shared by weight; one message when the exercise is out."""
     status = result["status"]
-    names = [name for name, _ in CHECKS[ex.id]]
+    checks = checks_of(ex.id)
+    names = [c.name for c in checks]
     specs = entry.get("checks") or {}
-    weights = {n: float(specs.get(n, {}).get("weight", 1.0)) for n in names}
+    weights = {c.name: float(specs.get(c.name, {}).get("weight", c.weight))
+               for c in checks}
     total = sum(weights.values()) or 1.0
     if status != "graded":
         message = result.get("message") or _STATUS_TEXT[status].format(id=ex.id)
@@ -165,11 +167,9 @@ class _Children:
 
     def get(self) -> Child:
         while self.current is None:
-            homes, own = child_homes([e["id"] for e in self.job["exercises"]])
-            child = Child(self.directory, homes,
+            child = Child(self.directory, child_homes(self.job["exercises"]),
                           [m for m in NUMERICAL if m not in self.job["allow"]],
-                          limit=self.job["limit"], memory_mb=self.job["memory_mb"],
-                          own=own)
+                          limit=self.job["limit"], memory_mb=self.job["memory_mb"])
             try:
                 for module, by_function in self.modules.items():
                     if module in self.dead:
@@ -198,7 +198,7 @@ def _run(ex: Exercise, children: _Children, replace: Sequence[str],
          only: Sequence[str] = ()) -> List[Dict[str, str]]:
     """The checks, one at a time: a lost child costs the check it was in."""
     out = []
-    for name, _ in CHECKS[ex.id]:
+    for name in [c.name for c in checks_of(ex.id)]:
         if only and name not in only:
             continue
         try:

@@ -228,24 +228,25 @@ def load_own(*paths: Any) -> List[str]:
     return files
 
 
-def child_homes(ids: Sequence[str]) -> Tuple[Dict[str, str], List[str]]:
-    """Where the grader's child finds each exercise, and which are an instructor's.
+def child_homes(entries: Sequence[Any]) -> Dict[str, str]:
+    """Where the grader's child finds each exercise: ``{id: module}``.
+
+    The catalogue's exercises and those graded (an assignment's entries, or
+    ids): any chapter function's, an instructor's.
 
     Parameters
     ----------
-    ids : sequence of str
-        The exercises graded (the catalogue's are always known).
+    entries : sequence of dict or str
 
     Returns
     -------
-    (dict, list of str)
-        ``{id: module}``, and the ids that have no library object to watch.
+    dict
 
     Examples
     --------
-    >>> homes, own = child_homes(["sigmoid"])
-    >>> homes["sigmoid"], homes["relu_backward"], own
-    ('softmax', 'layers', [])
+    >>> homes = child_homes([{"id": "sigmoid", "points": 5}])
+    >>> homes["sigmoid"], homes["relu_backward"]
+    ('softmax', 'layers')
     """
-    homes = {e.id: e.chapter for e in [*CATALOGUE, *select(list(ids))]}
-    return homes, [i for i in ids if i in OWN]
+    ids = [e["id"] if isinstance(e, dict) else e for e in entries]
+    return {e.id: e.chapter for e in [*CATALOGUE, *select(ids)]}

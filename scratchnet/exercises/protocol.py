@@ -56,9 +56,11 @@ only).  Requests:
 ``assign`` ``handle``, ``path``, ``value``: written into the array there
 =========  ================================================================
 
-An answer is ``{"ok": true, "value", "args", "kwargs", "seconds",
-"library": [ids]}`` (``args`` and ``kwargs`` as they are after the call;
-``library``: the watched library objects that ran during it) or ``{"ok":
+Every request carries a ``nonce`` that its answer must echo (an answer the
+student's code wrote into the pipe itself fails its request).  An answer
+is ``{"ok": true, "value", "args", "kwargs", "seconds", "library": [ids]}``
+(``args`` and ``kwargs`` as they are after the call; ``library``: the
+watched library objects that ran during it) or ``{"ok":
 false, "error": {"type", "message", "where", "todo"}}`` (``where``: the
 student's file and line; ``todo``: a ``NotImplementedError`` raised in the
 student's files).
@@ -85,6 +87,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, List, Tuple
 
 import numpy as np
+
+from .probes import expect_close, show
 
 __all__ = ["FORMAT", "MAX_ANSWER_BYTES", "Check", "Described", "Handle",
            "ProtocolError", "pack", "read_frame", "unpack", "write_frame"]
@@ -158,13 +162,18 @@ class Check:
     weight : float, default 1
         The check's share of the exercise's points (relative).
     what : str, optional
-        How the call reads in a message (default: the exercise's id).
+        The call in a message, formatted with the inputs shown:
+        ``"softmax(x) for large logits, x = {0}"``.
 
     Examples
     --------
-    >>> c = Check("values", inputs=lambda: (np.ones(2),), reference=lambda x: x)
-    >>> c.name, c.weight
-    ('values', 1.0)
+    >>> c = Check("values", inputs=lambda: (np.ones(2),), reference=lambda x: 2 * x,
+    ...           what="double(x) for x = {0}")
+    >>> c(lambda x: 2 * x)     # passes: returns None
+    >>> c(lambda x: 3 * x)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    scratchnet.exercises.probes.Failed: double(x) for x = [1. 1.] ...
     """
 
     name: str
@@ -177,6 +186,41 @@ class Check:
     run: Callable | None = None
     weight: float = 1.0
     what: str = ""
+
+    def __call__(self, student: Callable) -> None:
+        """Run the check: call the student's side, compare, diagnose.
+
+        Parameters
+        ----------
+        student : callable
+            The student's function (``run`` checks: the student's side).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        Failed
+            With what was expected, what came back and, when a diagnosis
+            holds on the output, its hint.
+
+        Examples
+        --------
+        >>> Check("x", run=lambda f: None)(abs)
+        """
+        if self.run is not None:
+            self.run(student)
+            return
+        inputs = self.inputs()
+        got = student(*[np.copy(a) if isinstance(a, np.ndarray) else a
+                        for a in inputs])
+        shown = [show(a) for a in inputs]
+        what = self.what.format(*shown) if self.what else \
+            f"the call for {', '.join(shown)}"
+        expect_close(got, self.reference(*inputs), what, rtol=self.rtol,
+                     atol=self.atol, dtype=self.dtype,
+                     diagnoses=[lambda g, d=d: d(g, inputs) for d in self.diagnoses])
 
 
 def _tagged(value: Any, arrays: List[bytes], depth: int) -> Any:

@@ -14,6 +14,7 @@ every exercise.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
+from .catalogue import OWN
 from .probes import Failed, show
 from .protocol import ProtocolError, pack, read_frame, unpack, write_frame
 
@@ -102,7 +104,7 @@ class Child:
     """
 
     def __init__(self, directory: Path, homes: Dict[str, str], refuse: List[str], *,
-                 limit: float, memory_mb: int, own: Sequence[str] = ()) -> None:
+                 limit: float, memory_mb: int) -> None:
         self.limit, self.loaded = limit, {}
         self.workdir = tempfile.TemporaryDirectory(prefix="scratchnet-child-")
         req_r, self.req_w = os.pipe()
@@ -123,7 +125,7 @@ class Child:
         os.close(req_r)
         os.close(ans_w)
         self.request({"op": "start", "dir": str(directory), "library": homes,
-                      "refuse": refuse, "watch": [i for i in homes if i not in own]},
+                      "refuse": refuse, "watch": [i for i in homes if i not in OWN]},
                      timeout=60)
 
     def request(self, message: Dict[str, Any], timeout: float | None = None
@@ -153,11 +155,13 @@ class Child:
         True
         """
         wait = timeout if timeout is not None else self.limit + 2.0
+        nonce = secrets.token_hex(8)   # an answer must echo its request's nonce
         try:
-            write_frame(self.req_w, pack(message))
+            write_frame(self.req_w, pack({**message, "nonce": nonce}))
             answer = unpack(read_frame(self.ans_r, timeout=wait))
-            if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
-                raise ProtocolError("an answer that is not an answer")
+            if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool) \
+                    or answer.get("nonce") != nonce:
+                raise ProtocolError("an answer that is not the answer to this request")
             return answer
         except (ProtocolError, OSError) as err:
             tail = self.log.read_text(errors="replace").strip()[-300:] \
