@@ -74,7 +74,7 @@ def _source_line(chapter: str, name: str) -> Tuple[int, int]:
     return int(own), inspect.getsourcelines(obj)[1]
 
 
-def _publichome_chapter(name: str) -> str:
+def _public_home(name: str) -> str:
     """Where the library defines a public ``name`` (a chapter, else scratchnet)."""
     try:
         return f"scratchnet.{home_chapter(name)}"
@@ -102,6 +102,13 @@ class _Module:
         while todo:
             name = todo.pop()
             namespace = self.needed[name]
+            if name.startswith("?"):   # only from the package, or a module (np)
+                bare = name[1:]
+                if bare in self.where or isinstance(namespace.get(bare),
+                                                    types.ModuleType):
+                    self.needed.setdefault(bare, namespace)
+                    todo.append(bare)
+                continue
             if self.where.get(name) == self.chapter or name in self.helpers:
                 continue
             if name in self.where:
@@ -109,7 +116,7 @@ class _Module:
                 continue
             value = namespace.get(name)
             if value is None and name in vars(importlib.import_module("scratchnet")):
-                self.imports.add(f"from {_publichome_chapter(name)} import {name}")
+                self.imports.add(f"from {_public_home(name)} import {name}")
                 continue
             line, helper = _import_or_helper(name, value)
             if line:
@@ -132,7 +139,7 @@ def _import_or_helper(name: str, value: Any) -> Tuple[str, Any]:
         return f"import {value.__name__}{alias}", None
     origin = getattr(value, "__module__", None) or ""
     if origin.startswith("scratchnet.exercises.key"):
-        return f"from {_publichome_chapter(name)} import {name}", None
+        return f"from {_public_home(name)} import {name}", None
     private = origin.startswith("scratchnet") and (
         any(p.startswith("_") for p in origin.split(".")) or name.startswith("_"))
     if private and inspect.isfunction(value):

@@ -269,7 +269,8 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
     -------
     (str, list of str)
         The text, and the names it reads that something must define (the
-        body's, and its examples').
+        body's, and its examples'; for a stub, ``"?name"``: the answer key's
+        names, imported only from the package itself).
 
     Examples
     --------
@@ -306,6 +307,9 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
         if len(indent + line) > 88:
             line = line.replace("Error(", "Error(\n        ").replace('")', '"\n    )')
         parts.append(line)
+        if keyed:   # what the answer will call, imported where the package has it
+            _, tree = _body_text(src, node, namespace, keyed)
+            names += [f"?{n}" for n in free_names(tree, params)]
     else:
         body, tree = _body_text(src, node, namespace, keyed)
         prelude = [f"{name} = {ast.unparse(value)}  # not covered: the default"
