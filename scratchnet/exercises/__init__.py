@@ -52,6 +52,7 @@ instructor grades with the assignment)
 """
 
 from .assertions import assert_passes
+from .assignment import read_assignment, write_assignment
 from .catalogue import CATALOGUE, CHAPTER_ORDER, Exercise, catalogue_text, select
 from .checks_models import KL_THRESHOLD, TRAIN_STEPS, train_to_posterior
 from .grader import UsageError, check, exercises_in
@@ -74,6 +75,8 @@ __all__ = [
     "exercises_in",
     "load_exercises",
     "make",
+    "read_assignment",
     "select",
     "train_to_posterior",
+    "write_assignment",
 ]

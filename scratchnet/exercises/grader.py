@@ -1,8 +1,9 @@
 """The grader: the submission answers, the grader decides, and nothing outlives grading.
 
-:func:`check` reads the assignment (or, for a student's self-check, the
-list in the package), then starts a dedicated grading process (``python -m
-scratchnet.exercises.grader JOB``) and reads its report.  That process reads
+:func:`~scratchnet.exercises.check` reads the assignment (or, for a
+student's self-check, the list in the package), then starts a dedicated
+grading process (``python -m scratchnet.exercises.grader JOB``) and reads
+its report.  That process reads
 the submission's source first (:mod:`scratchnet.exercises.analysis`:
 missing, broken, forbidden), becomes a child subreaper (Linux), starts the
 child that imports the submission (:mod:`scratchnet.exercises.remote`), and

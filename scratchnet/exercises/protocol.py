@@ -36,25 +36,29 @@ child is ever unpickled or evaluated, and its stdout and stderr are never
 read as results: frames travel on two pipes of their own.  The parent reads
 an answer with a size limit and a deadline; a malformed, oversized or late
 answer fails that request.  Values are ``None``, booleans, numbers, strings,
-lists, dicts with string keys, and these tagged objects: ``{"$array": i}``
+lists, dicts with string keys (``{"$dict": {...}}``), and these tagged
+objects: ``{"$array": i}``
 (the i-th array), ``{"$tuple": [...]}``, ``{"$handle": n}`` (an object the
 child built and keeps), ``{"$object": "repr"}`` (anything else, described
 only).  Requests:
 
-=========  ================================================================
-``load``   ``dir``, ``by_function`` (modules to build definition by
-           definition), ``refuse`` (modules the student's code may not
-           import), ``library`` (ids whose library object is watched)
-``call``   ``exercise`` (the id being graded), ``target`` (``{"student":
-           id}``, ``{"library": "module.name"}``, ``{"handle": n, "method":
-           m}``, or ``{"new": name, "side": "student"|"library"}`` to
-           build an object), ``args``, ``kwargs``, ``replace`` (exercise
-           ids whose student object is replaced by the library's:
-           carry-forward), ``loop`` (optional: a list of argument lists,
-           the call made once for each), ``limit`` (seconds)
-``get``    ``handle``, ``path``: an attribute and keys (``["params"]``)
-``assign`` ``handle``, ``path``, ``value``: written into the array there
-=========  ================================================================
+==========  ===============================================================
+``start``   ``dir`` (the package folder), ``refuse`` (modules the
+            student's code may not import), ``library`` (exercise id ->
+            chapter: the library objects watched)
+``load``    ``module`` (a chapter module of the submission),
+            ``by_function`` (build it definition by definition)
+``call``    ``exercise`` (the id being graded), ``target`` (``{"student":
+            id}``, ``{"library": "module.name"}``, ``{"handle": n,
+            "method": m}``, or ``{"new": name, "side": "student" |
+            "library"}`` to build an object), ``args``, ``kwargs``,
+            ``replace`` (exercise ids whose student object is replaced by
+            the library's: carry-forward), ``loop`` (optional: a list of
+            argument lists, the call made once for each), ``limit``
+            (seconds)
+``get``     ``handle``, ``path``: an attribute and keys (``["params"]``)
+``assign``  ``handle``, ``path``, ``value``: written into the array there
+==========  ===============================================================
 
 Every request carries a ``nonce`` that its answer must echo (an answer the
 student's code wrote into the pipe itself fails its request).  An answer
@@ -117,8 +121,6 @@ class ProtocolError(ValueError):
 class Handle:
     """An object the child built and keeps (a network, an optimiser), by number.
 
-    Examples
-    --------
     Parameters
     ----------
     number : int

@@ -2,7 +2,7 @@
 
 Built by the grader from its own verdicts (never from anything the
 student's process wrote), sent from the grading process as JSON
-(:meth:`Report.to_json`), and shown as text or as Gradescope's
+(:meth:`~scratchnet.exercises.Report.to_json`), and shown as text or as Gradescope's
 ``results.json``.
 """
 
