@@ -100,7 +100,7 @@ def _assigned(code: Sequence[str]) -> Set[str]:
 
 def _parameter_entries(lines: Sequence[str], covers: Sequence[str],
                        uncovered: Sequence[str], indent: int) -> List[str]:
-    """The entries of the covered arguments, their text cut as :func:`_prose` cuts."""
+    """The entries of the covered arguments, their text cut as ``_prose`` cuts."""
     entries: List[List[str]] = []
     for line in lines:
         depth = len(line) - len(line.lstrip())

@@ -2,7 +2,7 @@
 
 ``make sigmoid`` works though ``sigmoid`` is not in the catalogue: any public
 function (or method) of a chapter is an exercise
-(:func:`~scratchnet.exercises.catalogue.chapter_exercise`) whose covered
+(``catalogue.chapter_exercise``) whose covered
 arguments are those without a default, whose hand-out is the chapter's source
 made plain (:mod:`scratchnet.exercises.source`), and whose checks come from the
 chapter:
@@ -216,7 +216,7 @@ def own_checks(ex_id: str) -> List[Tuple[str, Callable]]:
     Parameters
     ----------
     ex_id : str
-        An exercise in :data:`REGISTRY`.
+        An exercise in ``scratchnet.exercises.own.REGISTRY``.
 
     Returns
     -------

@@ -44,7 +44,7 @@ def docstring_markdown(name: str, doc: str) -> str:
     name : str
         The exercise's id, the heading.
     doc : str
-        The docstring (cleaned, as :func:`inspect.cleandoc` gives it).
+        The docstring (cleaned, as ``inspect.cleandoc`` gives it).
 
     Returns
     -------

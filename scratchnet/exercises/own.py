@@ -41,7 +41,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence
 
 from .catalogue import CATALOGUE, OWN, Exercise, select
 
@@ -77,8 +77,8 @@ class OwnExercise:
 
     exercise: Exercise
     reference: Callable
-    inputs: Tuple[Any, ...] = ()
-    diagnoses: Tuple[Callable, ...] = ()
+    inputs: tuple = ()
+    diagnoses: tuple = ()
     rtol: float = 1e-6
     atol: float = 1e-9
     float32: bool = False

@@ -4,8 +4,8 @@ A hand-out is written from a *reference*: for a catalogue exercise (and the
 code given beside it) the function of the answer key
 (:mod:`~scratchnet.exercises.key_scores`, :mod:`~scratchnet.exercises.key_models`),
 which is the chapter's formula written for the exercise; for any other
-chapter function, the chapter's own source, read with :mod:`inspect` and
-:mod:`ast` and made plain: the arguments the exercise does not cover leave
+chapter function, the chapter's own source, read with ``inspect`` and
+``ast`` and made plain: the arguments the exercise does not cover leave
 the signature (the body starts by setting them to their defaults), the
 docstring is cut down to the covered arguments
 (:func:`~scratchnet.exercises.docstrings.exercise_docstring`), and the
