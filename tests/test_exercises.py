@@ -175,7 +175,7 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert main(["check", str(write(tmp_path / "hw")), "--only", "nothing"]) == 2
     assert main(["make", "nothing", "--out", str(tmp_path / "x")]) == 2
     assert main(["frobnicate"]) == 2
-    assert "error: no such directory" in capsys.readouterr().out
+    assert "error: no such submission" in capsys.readouterr().out
 
 
 def test_handing_back_the_library_function_scores_nothing(tmp_path):
@@ -248,4 +248,4 @@ def test_assert_passes_in_a_students_own_test():
 
 def test_the_reference_trains_to_the_posterior_with_margin_over_12_seeds():
     kls = [ex.train_to_posterior(seed=seed) for seed in range(12)]
-    assert max(kls) < ex.KL_THRESHOLD / 3, kls   # issue 30: the unequal-variance task
+    assert max(kls) < ex.KL_THRESHOLD / 1.5, kls   # issue 30: unequal variances

@@ -153,6 +153,8 @@ def test_a_self_check_says_so(tmp_path):
      ""),
     ("mlp", "dz = relu_backward(dh, z)", "dz = dh", "TwoLayerMLP.backward",
      "skips the activation"),
+    ("mlp", "dz = relu_backward(dh, z)", "dz = dh", "TwoLayerMLP.backward",
+     "expected KL to the posterior"),
 ])
 def test_wrong_code_loses_points_with_evidence(tmp_path, module, old, new, exercise,
                                                hint):
@@ -216,17 +218,36 @@ def test_hints_only_from_evidence(tmp_path):
     assert "swapped" in hints["kl_divergence"]
 
 
-def test_the_posterior_check_fails_untrained_and_linear_networks_by_a_margin():
+def test_the_posterior_check_fails_untrained_linear_and_skipping_networks():
+    """Margins (the reference's is in test_exercises.py): an untrained network, the
+    best network linear in x (logistic regression), and a backward that skips the
+    ReLU, trained as the check trains."""
     from sklearn.linear_model import LogisticRegression
 
+    from scratchnet.exercises.sides import Local
     from scratchnet.mlp import TwoLayerMLP
 
     task = tasks.unequal_variance()
-    assert task.expected_kl(TwoLayerMLP(1, 16, 2, rng=0)) > 10 * KL_THRESHOLD
+    assert task.expected_kl(TwoLayerMLP(1, 16, 2, rng=0)) > 50 * KL_THRESHOLD
     x, c = task.sample(100_000, np.random.default_rng(0))
     linear = LogisticRegression(C=1e6).fit(x, c)
-    assert task.expected_kl(linear.predict_proba) > 2.5 * KL_THRESHOLD
-    assert max(train_to_posterior(seed=s) for s in range(12)) < KL_THRESHOLD / 2
+    assert task.expected_kl(linear.predict_proba) > 8 * KL_THRESHOLD
+
+    class SkipsTheReLU(TwoLayerMLP):
+        def forward(self, x):
+            P = self.params
+            self.saved = (x, np.maximum(x @ P["W1"] + P["b1"], 0))
+            return self.saved[1] @ P["W2"] + P["b2"]
+
+        def backward(self, dlogits):
+            (x, h), P = self.saved, self.params
+            dz = dlogits @ P["W2"].T          # the ReLU's mask left out
+            return {"W1": x.T @ dz, "b1": dz.sum(0), "W2": h.T @ dlogits,
+                    "b2": dlogits.sum(0)}
+
+    kls = [train_to_posterior(Local(SkipsTheReLU), SkipsTheReLU(1, 16, 2, rng=seed),
+                              seed=seed) for seed in range(4)]
+    assert min(kls) > 1.25 * KL_THRESHOLD, kls
 
 
 def test_an_answer_written_into_the_pipe_by_the_student_fails_its_request(tmp_path):

@@ -367,3 +367,10 @@ def test_a_time_limit_failure_names_the_line_where_the_loop_was_stopped(course,
     report = ex.check(looping, only=["relu_backward"], limit=0.5)
     messages = [c["message"] for c in report.results[0]["checks"]]
     assert any(f"time limit at layers.py line {line}" in m for m in messages), messages
+
+
+def test_a_student_self_checks_a_notebook(course, capsys):
+    assert main(["check", str(course / "nb" / "solutions.ipynb"),
+                 "--exercises", str(OWN)]) == 0
+    out = capsys.readouterr().out
+    assert f"total: {TOTAL}/{TOTAL} points" in out and "self-check" in out

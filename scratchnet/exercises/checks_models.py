@@ -31,10 +31,11 @@ from .probes import Failed, expect_close, fd_gradient, show
 
 __all__ = ["CHECKS", "KL_THRESHOLD", "TRAIN_STEPS", "train_to_posterior"]
 
-# nats: the reference reaches at most 0.0074 over 12 seeds, a network linear in x
-# at best 0.080 (logistic regression on 100,000 samples)
-KL_THRESHOLD = 0.025
-TRAIN_STEPS = 600     # batches of 64 from tasks.unequal_variance(), SGD with lr 0.3
+# nats: over seeds 0 to 11 the reference reaches at most 0.0040, a backward that
+# skips the ReLU at least 0.0118; a network linear in x at best 0.080 (logistic
+# regression on 100,000 samples); an untrained one 0.44
+KL_THRESHOLD = 0.008
+TRAIN_STEPS = 2000    # batches of 64 from tasks.unequal_variance(), SGD with lr 0.3
 
 
 def _run(step: Any, each: list) -> list:
@@ -89,11 +90,9 @@ def _posterior_check(s: Any, model: Any = None, step: Callable | None = None) ->
     if not kl < KL_THRESHOLD:
         raise Failed(f"after {TRAIN_STEPS} steps of SGD on tasks.unequal_variance() "
                      f"(seed 0) the expected KL to the posterior is {kl:.4g} nats; it "
-                     f"must be below {KL_THRESHOLD} (the reference reaches 0.005; a "
-                     "network linear in x at best 0.08)",
-                     "a network without its activation (or with it skipped in "
-                     "backward) cannot follow this posterior" if 0.05 < kl < 0.3
-                     else "")
+                     f"must be below {KL_THRESHOLD} (the reference reaches 0.002; a "
+                     "backward that skips the activation 0.012; a network linear in "
+                     "x at best 0.08)")
 
 
 def _models(s, sizes, activation="relu", seed=0, dtype=np.float64):

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 from typing import Sequence
 
 from .assignment import write_assignment
 from .catalogue import catalogue_text, select
-from .course import autograder_zip, grade, grade_class
+from .course import autograder_zip, grade, grade_class, submission_package
 from .grader import UsageError, check
 from .handout import make
 from .own import load_exercises
@@ -98,9 +99,10 @@ def _check(args) -> int:
                        limit=args.time_limit, memory_mb=args.memory_mb,
                        exercises=args.exercises)
     else:
-        report = check(args.directory[0], only=args.only, json_path=args.json,
-                       limit=args.time_limit or 10.0, memory_mb=args.memory_mb or 2048,
-                       exercises=args.exercises)
+        with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
+            report = check(submission_package(args.directory[0], tmp), only=args.only,
+                           json_path=args.json, limit=args.time_limit or 10.0,
+                           memory_mb=args.memory_mb or 2048, exercises=args.exercises)
     print(report.text())
     return 0 if report.score >= report.max_score else 1
 
@@ -128,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         given:   relu_forward
     0
     >>> main(["check", "no/such/folder"])
-    error: no such directory: no/such/folder
+    error: no such submission: no/such/folder
     2
     """
     try:

@@ -128,7 +128,10 @@ def submission_package(upload: Any, workdir: Any) -> Path:
     package.mkdir(parents=True)
     for module, text in notebook_modules(notebook).items():
         (package / f"{module}.py").write_text(text)
-    (package / "__init__.py").write_text('"""A notebook, as a package."""\n')
+    meta = json.loads(notebook.read_text()).get("metadata", {}).get("scratchnet", {})
+    (package / "__init__.py").write_text(   # the exercises it was made with
+        f'"""A notebook, as a package."""\n\nEXERCISES = '
+        f'{tuple(meta.get("exercises", ()))!r}\n')
     return package
 
 

@@ -151,6 +151,7 @@ def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict
     for i, cell in enumerate(cells):
         cell["id"] = f"cell-{i}"
     return {"cells": cells, "metadata": {
+        "scratchnet": {"exercises": list(by_id)},   # what a self-check grades
         "kernelspec": {"display_name": "Python 3", "language": "python",
                        "name": "python3"},
         "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
