@@ -374,3 +374,26 @@ def test_a_student_self_checks_a_notebook(course, capsys):
                  "--exercises", str(OWN)]) == 0
     out = capsys.readouterr().out
     assert f"total: {TOTAL}/{TOTAL} points" in out and "self-check" in out
+
+
+# --- partial credit per returned array (item 5) ----------------------------------------
+
+def test_a_check_credits_the_right_arrays_of_several(course, tmp_path):
+    """linear_backward with db summed over the wrong axis: dx and dW still earn
+    2/3 of each check that compares them; the network's backward, which calls it,
+    keeps its points by carry-forward."""
+    wrong = tmp_path / "wrong"
+    shutil.copytree(course / "key", wrong)
+    path = wrong / "layers.py"
+    path.write_text(path.read_text().replace("db = dout.sum(axis=0)",
+                                             "db = dout.sum(axis=0) * 2"))
+    result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
+    checks = {c["name"]: c for c in result["linear_backward"]["checks"]}
+    values = checks["values"]
+    assert values["status"] == "fail" and "dx and dW are right" in values["message"]
+    assert values["points"] == pytest.approx(values["max_points"] * 2 / 3)
+    assert checks["inputs unchanged"]["points"] == checks["inputs unchanged"]["max_points"]
+    share = 6 / 6   # six checks of weight 1, five compare the three arrays
+    assert result["linear_backward"]["points"] == pytest.approx(share * (5 * 2 / 3 + 1))
+    backward = result["TwoLayerMLP.backward"]
+    assert backward["points"] == backward["max_points"]

@@ -46,9 +46,10 @@ def _outcome(check: Any, arg: Any) -> Dict[str, str]:
         with warnings.catch_warnings():  # the same under pytest's warnings as errors
             warnings.simplefilter("ignore")
             check(arg)
-        return {"status": "pass", "message": "", "hint": ""}
+        return {"status": "pass", "message": "", "hint": "", "credit": 1.0}
     except Failed as err:
-        return {"status": "fail", "message": err.message, "hint": err.hint}
+        return {"status": "fail", "message": err.message, "hint": err.hint,
+                "credit": err.credit}
     except StudentRaised as err:
         e = err.error
         if e.get("todo"):

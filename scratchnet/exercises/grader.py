@@ -151,7 +151,7 @@ def _scored(result: Dict[str, Any], ex: Exercise, entry: Dict[str, Any]
         result = {**result, "checks": checks, "message": message}
     for c in result["checks"]:
         c["max_points"] = entry["points"] * weights[c["name"]] / total
-        c["points"] = c["max_points"] if c["status"] in ("pass", "carried") else 0.0
+        c["points"] = c["max_points"] * c.get("credit", 0.0)  # a share of its arrays
         c["visibility"] = specs.get(c["name"], {}).get("visibility", "visible")
     return {**result, "points": round(sum(c["points"] for c in result["checks"]), 6),
             "max_points": entry["points"]}
@@ -288,7 +288,7 @@ def _grade_one(ex: Exercise, finding: Dict[str, Any], children: _Children,
             again = {}
         for c in checks:
             if again.get(c["name"], {}).get("status") == "pass":
-                c.update(status="carried", message="", hint=(
+                c.update(status="carried", message="", credit=1.0, hint=(
                     f"passes with the library's {' and '.join(suspects)} in place of "
                     f"yours: fix {' and '.join(suspects)} (graded there)"))
     return {**result, "checks": checks}
