@@ -24,9 +24,9 @@ The modules read in order, like chapters; each imports only those above it.
 ``units``            nats and bits (nats_to_bits, bits_to_nats), code length
 ``bayes``            the Bayes floor: Bayes loss and accuracy, expected KL,
                      population loss, for any generative model
-``fitting``          a generative model fitted to data: Gaussian classes by
-                     maximum likelihood (with shrinkage), PCA
-``gaussian``         GaussianClasses: P(X, C) and its Bayes posterior
+``gaussian``         GaussianClasses: P(X, C) and its Bayes posterior, and the
+                     model fitted to labelled data by maximum likelihood
+``two_gaussians``    the closed-form posterior of two 1-D Gaussian classes
 ``tasks``            the three experimental settings as named presets
 ``layers``           forward/backward pairs: linear, relu, tanh, softmax,
                      log_softmax
@@ -36,12 +36,17 @@ The modules read in order, like chapters; each imports only those above it.
                      LinearLR warm-up, SequentialLR), as PyTorch's
 ``history``          History: what a training run records
 ``batches``          where the batches come from: a task, a dataset, a sampler
+``fitting``          a generative model fitted to data: shrinkage toward a
+                     scaled identity, PCA
 ``datasets``         real data: the bundled digits, a stratified
                      train / validation / test split
 ``train``            train_step (forward, backward, update) and train
 ``temperature``      temperature scaling: fit_temperature on held-out data
 ``metrics``          the numbers behind the figures: calibration (ECE), Gaussian
                      fits by KL, loss landscapes, moving averages
+``estimators``       GaussianClassifier and NetworkClassifier: scikit-learn's
+                     conventions around the chapters (imported on first use:
+                     it needs scikit-learn)
 ``fast``             the engine: the same mathematics on flat vectors and
                      reused buffers, and an ensemble of seeds; pinned by tests
 ``plotting``         the figures (imported on first use: it needs matplotlib)
@@ -84,9 +89,10 @@ from . import (
     scoring,
     tasks,
     temperature,
+    two_gaussians,
     units,
 )
-from .gaussian import GaussianClasses, two_gaussian_posterior
+from .gaussian import GaussianClasses
 from .gradcheck import gradient_check, numerical_gradient
 from .history import History
 from .information import entropy, expected_kl, gibbs_inequality, kl_divergence
@@ -113,16 +119,18 @@ from .softmax import (
     sigmoid,
     softmax,
 )
+from .temperature import ScratchnetWarning
 from .train import train, train_step
+from .two_gaussians import two_gaussian_posterior
 from .units import bits_to_nats, nats_to_bits
 
-_LAZY_MODULES = ("plotting", "experiments", "exercises")
+_LAZY_MODULES = ("plotting", "experiments", "exercises", "estimators")
 
 from . import fast  # noqa: E402  (after the chapters it is pinned to)
 
 
 def __getattr__(name: str) -> Any:
-    """Import plotting, experiments and exercises on first use (``sn.plotting``)."""
+    """Import plotting, experiments, exercises, estimators on first use."""
     if name in _LAZY_MODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -138,6 +146,7 @@ __all__ = [
     "History",
     "LinearLR",
     "Optimizer",
+    "ScratchnetWarning",
     "SequentialLR",
     "StepLR",
     "TwoLayerMLP",
@@ -192,5 +201,6 @@ __all__ = [
     "train",
     "train_step",
     "two_gaussian_posterior",
+    "two_gaussians",
     "units",
 ]

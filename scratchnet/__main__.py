@@ -28,7 +28,9 @@ losses, their comparison (:func:`scratchnet.experiments.save_sweep_figures`).
 ``--scheduler ADDRESS`` runs it on a Dask cluster.
 
 ``python -m scratchnet digits`` goes to real data
-(:mod:`scratchnet.experiments.digits`); ``python -m scratchnet exercises`` is
+(:mod:`scratchnet.experiments.digits`), ``python -m scratchnet real --dataset
+wine`` (or any CSV file) runs the same study on other data
+(:mod:`scratchnet.experiments.real`); ``python -m scratchnet exercises`` is
 the homework kit (:mod:`scratchnet.exercises`).
 
 Examples
@@ -71,6 +73,7 @@ DEFAULT_RECIPES = ("original", "covering")
 DEFAULT_SEEDS = 1
 #: The subcommands besides ``sweep``: the module whose ``main(argv)`` runs each.
 SUBCOMMANDS = {"digits": "scratchnet.experiments.digits_report",
+               "real": "scratchnet.experiments.digits_report",
                "exercises": "scratchnet.exercises.cli"}
 _PRINTED_STEPS = (100, 1000, 10_000)
 # measured by benchmarks/bench_default_run.py: medians 18.1 s (17.9-18.8) and 20.2 s
@@ -94,6 +97,8 @@ def _epilog() -> str:
         "loss,\nnetworks learn the posterior (grids of tasks, a phase diagram).\n"
         "python -m scratchnet digits --help: real data, a fitted generative model, "
         "calibration.\n"
+        "python -m scratchnet real --help: the same study on iris, wine, "
+        "breast_cancer or a CSV file.\n"
         "python -m scratchnet exercises --help: the homework kit (list, make, "
         "check).")
 
@@ -252,7 +257,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv : sequence of str, optional
         The arguments (default: ``sys.argv[1:]``); when the first is
         ``sweep``, the rest are those of :func:`build_sweep_parser`; of a
-        name in ``SUBCOMMANDS``, those of that module's ``main``.
+        name in ``SUBCOMMANDS``, those of that module's ``<name>_main`` (or
+        ``main``).
 
     Returns
     -------
@@ -276,7 +282,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv[:1] == ["sweep"]:
         return _sweep_main(argv[1:])
     if argv[:1] and argv[0] in SUBCOMMANDS:  # imported on use (scikit-learn, the kit)
-        return importlib.import_module(SUBCOMMANDS[argv[0]]).main(argv[1:])
+        module = importlib.import_module(SUBCOMMANDS[argv[0]])
+        return getattr(module, f"{argv[0]}_main", module.main)(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     tasks = list(dict.fromkeys(args.tasks or DEFAULT_TASKS))

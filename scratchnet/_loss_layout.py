@@ -51,7 +51,7 @@ from ._validation import (
 )
 
 __all__ = ["IGNORE_INDEX", "CrossEntropyInputs", "as_cross_entropy_inputs",
-           "as_nll_inputs", "from_rows"]
+           "as_nll_inputs", "as_target_column", "from_rows"]
 
 #: The target value that marks an element to skip (PyTorch's default).
 IGNORE_INDEX = -100
@@ -248,3 +248,12 @@ def as_cross_entropy_inputs(logits: Any, targets: Any, weight: Any, ignore_index
     t, keep = _index_targets(t, x.shape, "logits", ignore_index)
     _check_mean_is_defined(w, t, keep, reduction, ignore_index)
     return CrossEntropyInputs(_to_rows(x), t, None, w, keep, eps, reduction, x.shape)
+
+
+def as_target_column(outputs: Any, targets: Any) -> tuple:
+    """(N,) targets beside (N, 1) outputs, as the (N, 1) column they describe."""
+    outputs, targets = np.asarray(outputs), np.asarray(targets)
+    one_column = outputs.ndim == 2 and outputs.shape[1] == 1
+    if one_column and targets.shape == outputs.shape[:1]:
+        targets = targets.reshape(-1, 1)
+    return outputs, targets

@@ -7,8 +7,13 @@ Nothing here is new mathematics:
   and of the range where its log posterior is resolved in float64
   (:func:`check_resolved`).
 * **Scaling by a power of two** (:func:`pow2_scale`), which keeps the closed
-  form :func:`~scratchnet.gaussian.two_gaussian_posterior` exact where the
+  form :func:`~scratchnet.two_gaussians.two_gaussian_posterior` exact where the
   squares of its inputs would overflow.
+* **The checks and the sums of a fit** to labelled data
+  (:meth:`~scratchnet.gaussian.GaussianClasses.fit`): the targets, the class
+  counts, the covariances' definiteness, :func:`class_sums` and
+  :func:`class_scatter`, the per-class sums of the rows and of their outer
+  products, at the cost of one product per class.
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_float_array, at_index, check_scalar
+from ._validation import (
+    as_class_indices,
+    as_float_array,
+    at_index,
+    check_positive_int,
+    check_scalar,
+)
 
 _MAX_COEF = 2.0**1000   # |L^-1| and |L^-1 mu| above this would overflow
 #: The least log P(x) at which the log posterior is computed: there the rounding
@@ -227,3 +238,117 @@ def check_mixture_inputs(x: Any, dim: int) -> np.ndarray:
         raise ValueError(f"x must have shape (n, {dim}){extra}, one row of "
                          f"{dim} feature(s) per input; got shape {x.shape}")
     return x
+
+
+# -- fitting to labelled data ---------------------------------------------------------
+
+
+def fit_inputs(x: Any, targets: Any, num_classes: int | None) -> tuple:
+    """The checked ``(x (n, D) float64, targets (n,) in [0, M), M)`` of a fit.
+
+    M is ``num_classes``, or the largest target + 1.
+    """
+    x = as_float_array(x, "x", allow_inf=False).astype(np.float64, copy=False)
+    x = x.reshape(-1, 1) if x.ndim == 1 else x
+    if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(f"x must have shape (n, D) with n, D >= 1; got shape "
+                         f"{x.shape}")
+    n = x.shape[0]
+    t = np.asarray(targets)
+    if t.dtype.kind not in "iu" or t.shape != (n,):
+        raise (TypeError if t.dtype.kind not in "iu" else ValueError)(
+            f"targets must be integer class indices of shape ({n},), one per row of "
+            f"x; got dtype {t.dtype}, shape {t.shape}")
+    m = (int(t.max()) + 1 if num_classes is None else
+         check_positive_int(num_classes, "num_classes"))
+    return x, as_class_indices(t, m), m
+
+
+def check_class_counts(counts: np.ndarray, d: int, alpha: float) -> None:
+    """Every class needs samples: D + 1 of them (no shrinkage) or 2 (shrinkage > 0).
+
+    A class with none is a labelling matter (labels 1..M instead of 0..M-1,
+    or ``num_classes`` too large), and is named as such.
+    """
+    empty = counts == 0
+    if empty.any():
+        c = int(np.argmax(empty))
+        hint = ("labels that start at 1? subtract 1" if c == 0 else
+                "number the classes that occur 0, 1, 2, ... without gaps")
+        raise ValueError(f"targets must be class indices 0..M-1 with every class "
+                         f"present (here M = {counts.size}); class {c} has no "
+                         f"samples ({hint})")
+    needed = 2 if alpha > 0 else d + 1
+    few = counts < needed
+    if few.any():
+        c = int(np.argmax(few))
+        why = ("a covariance shrunk toward a scaled identity" if alpha > 0 else
+               f"a full-rank covariance in {d} dimensions without shrinkage "
+               "(use shrinkage > 0, or fit_pca to fewer dimensions)")
+        raise ValueError(f"targets must give every class at least {needed} samples "
+                         f"for {why}; got {int(counts[c])} of class {c}")
+
+
+def check_definite(covariances: np.ndarray, scale: np.ndarray, alpha: float) -> None:
+    """Refuse covariances that are singular to rounding (data in a subspace)."""
+    eig = np.linalg.eigvalsh(covariances)                          # ascending
+    d = covariances.shape[-1]
+    bad = ~(eig[:, 0] > d * np.finfo(float).eps * np.maximum(eig[:, -1], 0.0)) | (
+        scale <= 0)
+    if bad.any():
+        c = int(np.argmax(bad))
+        hint = ("its samples are all equal" if alpha > 0 else
+                "its samples lie in a subspace (a feature that never changes?); "
+                "use shrinkage > 0 or fit_pca")
+        raise ValueError(f"the covariance of class {c} is not positive definite "
+                         f"(smallest eigenvalue {eig[c, 0]:.3g}): {hint}")
+
+
+def class_sums(x: np.ndarray, targets: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    r"""Per-class sums of the rows: :math:`\sum_{j: c_j = c} x_j`, shape (M, D).
+
+    One sort groups the rows by class, ``np.add.reduceat`` adds each group
+    (every count at least 1, as the fit checks first): no (n, M) one-hot.
+    """
+    first_row = np.concatenate([[0], np.cumsum(counts.astype(np.int64))[:-1]])
+    return np.add.reduceat(x[np.argsort(targets, kind="stable")], first_row, axis=0)
+
+
+def class_scatter(r: np.ndarray, targets: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    r"""Per-class sums of outer products: :math:`\sum_{j: c_j = c} r_j r_j^{\mathsf T}`.
+
+    Parameters
+    ----------
+    r : ndarray, shape (n, D)
+    targets : ndarray of int, shape (n,)
+        Classes in ``[0, M)``.
+    counts : ndarray, shape (M,)
+        :math:`n_c`, each at least 1.
+
+    Returns
+    -------
+    ndarray, shape (M, D, D)
+
+    Notes
+    -----
+    One sort groups the rows by class; each class's rows are cut into blocks
+    of ``B = max(D, 64)`` rows (the last one padded with zeros, which add
+    nothing), one matrix product :math:`R_b^{\mathsf T} R_b` per block, and
+    the blocks of each class are added (``np.add.reduceat``).  The work is
+    that of the per-class products, about :math:`n D^2` (a one-hot
+    weighted sum :math:`\sum_j Y_{jc} r_j r_j^{\mathsf T}` does :math:`M`
+    times more), and the memory :math:`(n + M B) D + (n / B + M) D^2`, about
+    the size of the data and of the result.
+    """
+    n, d = r.shape
+    block = max(d, 64)
+    blocks = -(-counts.astype(np.int64) // block)        # ceil(n_c / B) per class
+    first_block = np.concatenate([[0], np.cumsum(blocks)[:-1]])
+    first_row = np.concatenate([[0], np.cumsum(counts.astype(np.int64))[:-1]])
+    order = np.argsort(targets, kind="stable")           # rows grouped by class
+    c = targets[order]
+    position = np.arange(n) - first_row[c]               # row within its class
+    padded = np.zeros((int(blocks.sum()), block, d))
+    padded[first_block[c] + position // block, position % block] = r[order]
+    grams = padded.transpose(0, 2, 1) @ padded           # R_b^T R_b, (blocks, D, D)
+    return np.add.reduceat(grams, first_block, axis=0)

@@ -116,14 +116,18 @@ def check_optional_string(value: Any, name: str) -> Any:
     return value
 
 
-def normalize_axis(axis: Any, ndim: int, name: str = "axis") -> int:
-    """Return ``axis`` as a non-negative integer for an array of ``ndim`` dims."""
+def normalize_axis(axis: Any, ndim: int, name: str = "axis", array: str = "x") -> int:
+    """Return ``axis`` as a non-negative integer for an array of ``ndim`` dims.
+
+    ``array`` names the input the axis belongs to: a scalar input is its fault,
+    not the axis's.
+    """
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
         raise TypeError(f"{name} must be an integer; got {axis!r}")
     axis = int(axis)
     if ndim == 0:
-        raise ValueError(f"{name}={axis} needs an array with at least one dimension; "
-                         "got a scalar (0-d array)")
+        raise ValueError(f"{array} must have at least one dimension (the function "
+                         f"works along {name}={axis}); got a scalar (0-d array)")
     if not -ndim <= axis < ndim:
         raise ValueError(
             f"{name} must be in [{-ndim}, {ndim}) for an array with {ndim} "
@@ -284,6 +288,16 @@ def check_distribution(
         )
 
 
+def broadcast_named(shapes: dict) -> tuple:
+    """The shape the named shapes broadcast to; else ``ValueError`` naming them."""
+    try:
+        return np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        got = " and ".join(str(s) for s in shapes.values())
+        raise ValueError(f"{' and '.join(shapes)} must have broadcastable shapes; got "
+                         f"shapes {got}") from None
+
+
 def broadcast_outcome_axis(shapes: dict, axis: Any) -> tuple[int, int]:
     """Broadcast the named shapes; return (ndim, axis) after checking the axis.
 
@@ -292,12 +306,8 @@ def broadcast_outcome_axis(shapes: dict, axis: Any) -> tuple[int, int]:
     """
     names = " and ".join(shapes)
     got = " and ".join(str(s) for s in shapes.values())
-    try:
-        shape = np.broadcast_shapes(*shapes.values())
-    except ValueError:
-        raise ValueError(f"{names} must have broadcastable shapes; got shapes "
-                         f"{got}") from None
-    axis = normalize_axis(axis, len(shape))
+    shape = broadcast_named(shapes)
+    axis = normalize_axis(axis, len(shape), array=names)
     for s in shapes.values():
         if ((1,) * (len(shape) - len(s)) + tuple(s))[axis] != shape[axis]:
             raise ValueError(f"{names} must have the same number of outcomes "

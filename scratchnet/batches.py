@@ -22,7 +22,7 @@ from ._validation import (
     check_positive_int,
 )
 
-__all__ = ["batches_of", "check_inputs", "epochs"]
+__all__ = ["batches_of", "check_inputs", "epochs", "hold_out"]
 
 Batches = Iterator[Tuple[np.ndarray, np.ndarray]]
 
@@ -156,6 +156,9 @@ def batches_of(data: Any, model: Any, batch_size: int, rng: np.random.Generator
             raise ValueError("a fixed dataset must be a pair (x, c); got a "
                              f"{type(data).__name__} of length {len(data)}")
         x = as_float_array(data[0], "x", allow_empty=False)
+        if x.ndim == 0:
+            raise TypeError("x must be a sequence of inputs, shape (n,) or (n, d); "
+                            f"got the scalar {data[0]!r}")
         if np.ndim(data[1]) == 0:
             raise TypeError("c must be a sequence of labels, one per input; got "
                             f"{data[1]!r}")
@@ -174,3 +177,58 @@ def batches_of(data: Any, model: Any, batch_size: int, rng: np.random.Generator
         return _draws(data, batch_size, rng, model, "sampler"), None
     raise TypeError("data must be a task (with .sample(n, rng)), a pair (x, c) or "
                     f"a sampler(n, rng) -> (x, c); got {type(data).__name__}")
+
+
+def hold_out(data: Any, validation: Any, model: Any, rng: np.random.Generator
+             ) -> Tuple[Any, Tuple[np.ndarray, np.ndarray]]:
+    """The data to train on and a validation set held out from it.
+
+    Parameters
+    ----------
+    data : task, (x, c) or callable
+        As :func:`batches_of` takes it.
+    validation : (x_val, c_val) or float
+        A validation set, or the share in (0, 1) of a fixed dataset ``data``
+        to hold out (drawn at random with ``rng``; at least one sample on
+        each side).
+    model : MLP or any model
+        The validation set is checked against its inputs and outputs.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    data : task, (x, c) or callable
+        ``data`` without the held-out samples.
+    validation : (ndarray (n_val, D), ndarray (n_val,))
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> model = sn.MLP([1, 4, 2], rng=0)
+    >>> data = (np.arange(10.0), np.arange(10) % 2)
+    >>> (x, c), (x_val, c_val) = sn.batches.hold_out(data, 0.2, model,
+    ...                                              np.random.default_rng(0))
+    >>> len(x), x_val.shape
+    (8, (2, 1))
+    """
+    if isinstance(validation, (tuple, list)):
+        if len(validation) != 2:
+            raise ValueError("validation must be a pair (x, c) or a share in (0, 1) "
+                             f"of the dataset; got a {type(validation).__name__} of "
+                             f"length {len(validation)}")
+        return data, _check_batch(*validation, model, "validation set")
+    if isinstance(validation, (bool, np.bool_)) or not isinstance(
+            validation, (float, np.floating)) or not 0 < validation < 1:
+        raise TypeError("validation must be a pair (x, c) or a share in (0, 1) of "
+                        f"the dataset; got {validation!r}")
+    if not isinstance(data, (tuple, list)) or len(data) != 2:
+        raise TypeError("validation as a share needs a fixed dataset (x, c) as data; "
+                        "with a task or a sampler, pass a validation set (x, c)")
+    x, c = _check_batch(as_float_array(data[0], "x"), data[1], model, "dataset")
+    n_val = round(validation * len(x))
+    if not 1 <= n_val < len(x):
+        raise ValueError(f"validation={validation} of {len(x)} samples leaves no "
+                         "sample on one side; use a larger dataset or share")
+    order = rng.permutation(len(x))
+    keep, held = np.sort(order[n_val:]), np.sort(order[:n_val])
+    return (x[keep], c[keep]), (x[held], c[held])

@@ -119,7 +119,7 @@ class _Rule(NamedTuple):
         if not return_stderr:
             return estimate
         stderr = 0.0
-        if self.monte_carlo:
+        if self.monte_carlo and math.isfinite(estimate):  # inf is exact (expected_kl)
             stderr = float(values.std(ddof=1) / math.sqrt(values.size))
         return Estimate(estimate, stderr)
 
@@ -285,7 +285,9 @@ class BayesFloor:
         -------
         float, or :class:`~scratchnet.bayes.Estimate` if ``return_stderr``
             In nats; 0 for the posterior itself, ``inf`` if :math:`q = 0`
-            somewhere :math:`P(c \mid x) > 0` (no warning).
+            somewhere :math:`P(c \mid x) > 0` (no warning), with standard
+            error 0: one such node makes the integral :math:`+\infty`, exactly,
+            whatever the other samples (their spread, inf minus inf, is no error).
 
         Notes
         -----

@@ -77,18 +77,19 @@ def stratified_split(targets: Any, fractions: Any = (0.6, 0.2, 0.2),
     ----------
     targets : array_like of int, shape (n,)
         Class labels (non-negative integers).
-    fractions : (float, float, float), default (0.6, 0.2, 0.2)
-        Positive shares of train, validation and test, summing to 1.
+    fractions : tuple of float, default (0.6, 0.2, 0.2)
+        Positive shares of the parts, summing to 1: three (train,
+        validation, test) or two (say train and validation).
     rng : numpy.random.Generator or int, default 0
         The shuffle; a seed makes the split the same on every call.
 
     Returns
     -------
-    (train, validation, test) : three sorted int64 index arrays
+    tuple of sorted int64 index arrays, one per share
         Disjoint, together ``0 .. n-1``.  Class :math:`c`'s :math:`n_c`
-        samples, in a random order, go to train up to rank
-        :math:`\operatorname{round}(f_1 n_c)`, to validation up to
-        :math:`\operatorname{round}((f_1 + f_2) n_c)`, the rest to test.
+        samples, in a random order, go to the first part up to rank
+        :math:`\operatorname{round}(f_1 n_c)`, to the second up to
+        :math:`\operatorname{round}((f_1 + f_2) n_c)`, and so on.
 
     Notes
     -----
@@ -102,23 +103,28 @@ def stratified_split(targets: Any, fractions: Any = (0.6, 0.2, 0.2),
     >>> train, val, test = sn.datasets.stratified_split([0] * 5 + [1] * 5)
     >>> len(train), len(val), len(test)
     (6, 2, 2)
+    >>> train, val = sn.datasets.stratified_split([0] * 5 + [1] * 5, (0.8, 0.2))
+    >>> len(train), len(val)
+    (8, 2)
     """
     t = np.asarray(targets)
     if t.dtype.kind not in "iu" or t.ndim != 1 or t.size == 0 or t.min() < 0:
         raise ValueError(f"targets must be a non-empty array of non-negative integer "
-                         f"labels, shape (n,); got dtype {t.dtype}, shape {t.shape}")
+                         f"class indices 0, 1, ..., shape (n,) (encode other labels "
+                         f"with np.unique(y, return_inverse=True)); got dtype "
+                         f"{t.dtype}, shape {t.shape}")
     f = np.asarray(fractions, dtype=float)
-    if f.shape != (3,) or not np.all(f > 0) or abs(f.sum() - 1) > 1e-9:
-        raise ValueError(f"fractions must be three positive shares summing to 1; "
-                         f"got {fractions!r}")
+    if f.shape not in ((2,), (3,)) or not np.all(f > 0) or abs(f.sum() - 1) > 1e-9:
+        raise ValueError(f"fractions must be two or three positive shares summing "
+                         f"to 1; got {fractions!r}")
     key = as_generator(rng).random(t.size)
     order = np.lexsort((key, t))                       # by class, then at random
     counts = np.bincount(t)
     first = np.concatenate(([0], np.cumsum(counts)[:-1]))
     rank = np.arange(t.size) - first[t[order]]         # rank within the class
-    cuts = np.rint(np.cumsum(f)[:2, None] * counts[t[order]]).astype(np.int64)
-    part = (rank >= cuts[0]).astype(np.int64) + (rank >= cuts[1])
-    return tuple(np.sort(order[part == k]) for k in range(3))
+    cuts = np.rint(np.cumsum(f)[:-1, None] * counts[t[order]]).astype(np.int64)
+    part = (rank >= cuts).sum(axis=0)                  # cuts passed = the part
+    return tuple(np.sort(order[part == k]) for k in range(len(f)))
 
 
 def load_digits(*, seed: int = 0, fractions: Any = (0.6, 0.2, 0.2),
@@ -162,6 +168,9 @@ def load_digits(*, seed: int = 0, fractions: Any = (0.6, 0.2, 0.2),
         raise ValueError(f"seed must be a non-negative integer; got {seed}")
     if dtype not in (np.float64, np.float32, "float64", "float32"):
         raise ValueError(f"dtype must be np.float64 or np.float32; got {dtype!r}")
+    if np.shape(fractions) != (3,):
+        raise ValueError(f"fractions must be three shares (train, validation, test); "
+                         f"got {fractions!r}")
     try:
         from sklearn.datasets import load_digits as sklearn_digits
     except ImportError:

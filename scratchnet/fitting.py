@@ -16,7 +16,9 @@ reached, class by class, at the sample's own frequencies and moments:
 with :math:`n_c` the number of samples of class :math:`c` (the divisor is
 :math:`n_c`, not :math:`n_c - 1`: the likelihood's maximum, as in
 scikit-learn's ``QuadraticDiscriminantAnalysis``).  Bayes' rule on these
-Gaussians is quadratic discriminant analysis.
+Gaussians is quadratic discriminant analysis; the code is
+:meth:`GaussianClasses.fit <scratchnet.gaussian.GaussianClasses.fit>`, which
+sums the outer products class by class.
 
 :math:`S_c` has rank at most :math:`n_c - 1`: with fewer than :math:`D + 1`
 samples of a class in :math:`D` dimensions (or pixels that never change) it
@@ -46,15 +48,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validation import (
-    as_class_indices,
-    as_float_array,
-    check_positive_int,
-    check_scalar,
-)
+from ._validation import as_float_array, check_positive_int
+from .gaussian import GaussianClasses
 
-__all__ = ["PCA", "FittedToData", "GaussianParameters", "fit_gaussian_classes",
-           "fit_pca"]
+__all__ = ["PCA", "GaussianParameters", "fit_gaussian_classes", "fit_pca"]
 
 
 class GaussianParameters(NamedTuple):
@@ -119,12 +116,8 @@ def fit_gaussian_classes(x: Any, targets: Any, *, shrinkage: float = 0.0,
 
     Notes
     -----
-    The sums over the samples of each class are products with the one-hot
-    matrix :math:`Y` (:math:`Y_{jc} = 1` if :math:`c_j = c`):
-    :math:`n_c = \sum_j Y_{jc}`, :math:`\mu = \operatorname{diag}(n)^{-1}
-    Y^{\mathsf T} X`, and :math:`S_c = \frac{1}{n_c} \sum_j Y_{jc}\,
-    r_j r_j^{\mathsf T}` with :math:`r_j = x_j - \mu_{c_j}`: no loop over
-    samples or classes.
+    The formulas above, as :meth:`scratchnet.GaussianClasses.fit` computes
+    them (its parameters, as arrays).
 
     Examples
     --------
@@ -141,120 +134,9 @@ def fit_gaussian_classes(x: Any, targets: Any, *, shrinkage: float = 0.0,
     >>> fit.priors
     array([0.5, 0.5])
     """
-    x = as_float_array(x, "x", allow_inf=False).astype(np.float64, copy=False)
-    x = x.reshape(-1, 1) if x.ndim == 1 else x
-    if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
-        raise ValueError(f"x must have shape (n, D) with n, D >= 1; got shape "
-                         f"{x.shape}")
-    n, d = x.shape
-    alpha = check_scalar(shrinkage, "shrinkage", low=0.0, high=1.0)
-    targets, m = _targets(targets, n, num_classes)
-    onehot = np.zeros((n, m))
-    onehot[np.arange(n), targets] = 1.0
-    counts = onehot.sum(axis=0)                                     # n_c
-    _check_counts(counts, d, alpha)
-    means = (onehot.T @ x) / counts[:, None]                        # mu_c
-    r = x - means[targets]                                          # r_j
-    scatter = np.einsum("jc,jd,je->cde", onehot, r, r, optimize=True)
-    s = scatter / counts[:, None, None]                             # S_c
-    s = 0.5 * (s + s.transpose(0, 2, 1))            # exactly symmetric
-    scale = np.trace(s, axis1=1, axis2=2) / d                       # tr S_c / D
-    covariances = (1.0 - alpha) * s + alpha * scale[:, None, None] * np.eye(d)
-    _check_definite(covariances, scale, alpha)
-    return GaussianParameters(means, covariances, counts / n)
-
-
-class FittedToData:
-    """A generative model that can be fitted to data: the ``fit`` constructor.
-
-    :class:`scratchnet.GaussianClasses` inherits :meth:`fit`, so that a
-    fitted model is built like any other, ``GaussianClasses.fit(x, c)``.
-
-    Attributes
-    ----------
-    fit : classmethod
-        ``cls.fit(x, targets, *, shrinkage=0.0)``: the model fitted to a
-        labelled sample by :func:`fit_gaussian_classes`.
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> issubclass(sn.GaussianClasses, sn.fitting.FittedToData)
-    True
-    """
-
-    @classmethod
-    def fit(cls, x: Any, targets: Any, *, shrinkage: float = 0.0) -> Any:
-        r"""Gaussian classes fitted to labelled data by maximum likelihood.
-
-        Parameters
-        ----------
-        x : array_like, shape (n, D) (or (n,) for one feature)
-        targets : array_like of int, shape (n,)
-            Classes in ``[0, M)``, every one with samples.
-        shrinkage : float in [0, 1], default 0.0
-            :math:`\alpha`: :math:`\Sigma_c = (1 - \alpha) S_c + \alpha
-            (\operatorname{tr} S_c / D) I`
-            (:func:`scratchnet.fitting.fit_gaussian_classes`).
-
-        Returns
-        -------
-        GaussianClasses
-            Priors :math:`n_c / n`, the class means and covariances (divisor
-            :math:`n_c`); its posterior is quadratic discriminant analysis.
-
-        Examples
-        --------
-        >>> import scratchnet as sn
-        >>> x, c = sn.GaussianClasses([[0.0, 0.0], [4.0, 0.0]],
-        ...                           covariances=[np.eye(2)] * 2).sample(4000, rng=0)
-        >>> sn.GaussianClasses.fit(x, c).means.round(1)
-        array([[0., 0.],
-               [4., 0.]])
-        """
-        means, covariances, priors = fit_gaussian_classes(x, targets,
-                                                          shrinkage=shrinkage)
-        return cls(means, covariances=covariances, priors=priors)
-
-
-def _targets(targets: Any, n: int, num_classes: int | None) -> tuple:
-    """``targets`` as n class indices in [0, M), and M (given, or the largest + 1)."""
-    t = np.asarray(targets)
-    if t.dtype.kind not in "iu" or t.shape != (n,):
-        raise (TypeError if t.dtype.kind not in "iu" else ValueError)(
-            f"targets must be integer class indices of shape ({n},), one per row of "
-            f"x; got dtype {t.dtype}, shape {t.shape}")
-    m = (int(t.max()) + 1 if num_classes is None else
-         check_positive_int(num_classes, "num_classes"))
-    return as_class_indices(t, m), m
-
-
-def _check_counts(counts: np.ndarray, d: int, alpha: float) -> None:
-    """Each class needs D + 1 samples (no shrinkage) or 2 (shrinkage > 0)."""
-    needed = 2 if alpha > 0 else d + 1
-    few = counts < needed
-    if few.any():
-        c = int(np.argmax(few))
-        why = ("a covariance shrunk toward a scaled identity" if alpha > 0 else
-               f"a full-rank covariance in {d} dimensions without shrinkage "
-               "(use shrinkage > 0, or fit_pca to fewer dimensions)")
-        raise ValueError(f"targets must give every class at least {needed} samples "
-                         f"for {why}; got {int(counts[c])} of class {c}")
-
-
-def _check_definite(covariances: np.ndarray, scale: np.ndarray, alpha: float) -> None:
-    """Refuse covariances that are singular to rounding (data in a subspace)."""
-    eig = np.linalg.eigvalsh(covariances)                          # ascending
-    d = covariances.shape[-1]
-    bad = ~(eig[:, 0] > d * np.finfo(float).eps * np.maximum(eig[:, -1], 0.0)) | (
-        scale <= 0)
-    if bad.any():
-        c = int(np.argmax(bad))
-        hint = ("its samples are all equal" if alpha > 0 else
-                "its samples lie in a subspace (a feature that never changes?); "
-                "use shrinkage > 0 or fit_pca")
-        raise ValueError(f"the covariance of class {c} is not positive definite "
-                         f"(smallest eigenvalue {eig[c, 0]:.3g}): {hint}")
+    task = GaussianClasses.fit(x, targets, shrinkage=shrinkage,
+                               num_classes=num_classes)
+    return GaussianParameters(task.means, task.covariances, task.priors)
 
 
 class PCA(NamedTuple):

@@ -41,28 +41,28 @@ import numpy as np
 
 from . import _quadrature as quadrature
 from ._mixture import (
+    check_class_counts,
+    check_definite,
     check_mixture_inputs,
     check_resolved,
-    check_two_gaussians,
+    class_scatter,
+    class_sums,
+    fit_inputs,
     mixture_parameters,
-    pow2_scale,
 )
 from ._validation import (
-    as_float_array,
     as_generator,
     check_optional_string,
     check_positive_int,
     check_scalar,
-    unwrap,
 )
 from .bayes import BayesFloor
-from .fitting import FittedToData
-from .softmax import logsumexp, sigmoid
+from .softmax import logsumexp
 
-__all__ = ["GaussianClasses", "two_gaussian_posterior"]
+__all__ = ["GaussianClasses"]
 
 
-class GaussianClasses(FittedToData, BayesFloor):
+class GaussianClasses(BayesFloor):
     r"""M classes with Gaussian class conditionals: the generative model P(X, C).
 
     Inputs ``x`` to every method must be finite; results are float64.
@@ -123,6 +123,74 @@ class GaussianClasses(FittedToData, BayesFloor):
         log_det_l = np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
         self._log_norm = -log_det_l - 0.5 * d * math.log(2.0 * math.pi)
         self._log_prior = np.log(priors)
+
+    @classmethod
+    def fit(cls, x: Any, targets: Any, *, shrinkage: float = 0.0,
+            num_classes: int | None = None) -> GaussianClasses:
+        r"""Gaussian classes fitted to labelled data by maximum likelihood.
+
+        Parameters
+        ----------
+        x : array_like, shape (n, D) (or (n,) for one feature)
+            Finite inputs.
+        targets : array_like of int, shape (n,)
+            Their classes, in ``[0, M)``, every class with samples.
+        shrinkage : float in [0, 1], default 0.0
+            :math:`\alpha`, the pull of each covariance toward a scaled identity.
+        num_classes : int, optional
+            :math:`M`; by default ``targets.max() + 1``.
+
+        Returns
+        -------
+        GaussianClasses
+            Means (M, D), covariances (M, D, D), priors (M,).
+
+        Raises
+        ------
+        ValueError
+            For a class with no samples (labels must be 0..M-1), with fewer
+            than :math:`D + 1` (2 with shrinkage), or lying in a subspace.
+
+        Notes
+        -----
+        The maximum of :math:`\sum_j \log P(c_j) + \log P(x_j \mid c_j)`:
+
+        .. math::
+
+            P(c) = \frac{n_c}{n}, \quad
+            \mu_c = \frac{1}{n_c} \sum_{j:\, c_j = c} x_j, \quad
+            S_c = \frac{1}{n_c} \sum_{j:\, c_j = c} r_j r_j^{\mathsf T},
+            \quad r_j = x_j - \mu_{c_j},
+
+        then :math:`\Sigma_c = (1 - \alpha) S_c + \alpha
+        (\operatorname{tr} S_c / D) I` (the chapter :mod:`scratchnet.fitting`
+        tells why).  The sums of outer products are taken class by class
+        (:func:`~scratchnet._mixture.class_scatter`, one sort): about
+        :math:`n D^2` operations, not :math:`M n D^2`.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> x = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0],
+        ...               [9.0, 9.0], [11.0, 9.0], [9.0, 11.0], [11.0, 11.0]])
+        >>> task = sn.GaussianClasses.fit(x, [0, 0, 0, 0, 1, 1, 1, 1])
+        >>> task.covariances[0]        # the divisor is n_c = 4
+        array([[1., 0.],
+               [0., 1.]])
+        """
+        x, targets, m = fit_inputs(x, targets, num_classes)
+        alpha = check_scalar(shrinkage, "shrinkage", low=0.0, high=1.0)
+        n, d = x.shape
+        counts = np.bincount(targets, minlength=m).astype(np.float64)     # n_c
+        check_class_counts(counts, d, alpha)
+        means = class_sums(x, targets, counts) / counts[:, None]          # mu_c
+        r = x - means[targets]                                            # r_j
+        s = class_scatter(r, targets, counts) / counts[:, None, None]     # S_c
+        s = 0.5 * (s + s.transpose(0, 2, 1))            # exactly symmetric
+        scale = np.trace(s, axis1=1, axis2=2) / d                         # tr S_c / D
+        covariances = (1.0 - alpha) * s + alpha * scale[:, None, None] * np.eye(d)
+        check_definite(covariances, scale, alpha)
+        return cls(means, covariances=covariances, priors=counts / n)
 
     def __repr__(self) -> str:
         name = f", name={self.name!r}" if self.name is not None else ""
@@ -252,7 +320,8 @@ class GaussianClasses(FittedToData, BayesFloor):
         So the most probable class's log posterior is 0 where the others'
         share is below that rounding, and inputs where it would pass
         :math:`10^{-6}` are refused (:func:`~scratchnet._mixture.check_resolved`;
-        :func:`two_gaussian_posterior` is exact at any distance).  See the
+        :func:`~scratchnet.two_gaussians.two_gaussian_posterior` is exact at any
+        distance).  See the
         conventions page.
 
         Examples
@@ -429,70 +498,3 @@ class GaussianClasses(FittedToData, BayesFloor):
     def _exact_accuracy(self) -> float | None:
         """The Bayes accuracy from normal CDFs between crossings; None if D > 2."""
         return quadrature.mixture_accuracy(self._mu, self._chol, self.priors)
-
-
-def two_gaussian_posterior(
-    x: Any, mu1: float, sigma1: float, mu2: float, sigma2: float, prior1: float = 0.5
-) -> np.ndarray:
-    r"""Closed-form posterior :math:`P(c_1 \mid x)` of two 1-D Gaussian classes.
-
-    Parameters
-    ----------
-    x : array_like
-        Finite inputs, any shape.
-    mu1, sigma1 : float
-        Mean and (positive) standard deviation of class :math:`c_1`.
-    mu2, sigma2 : float
-        The same for class :math:`c_2`.
-    prior1 : float, default 0.5
-        :math:`P(c_1)` in (0, 1); :math:`P(c_2) = 1 - P(c_1)`.
-
-    Returns
-    -------
-    ndarray (or scalar for scalar input), same shape as ``x``
-        :math:`P(c_1 \mid x)`; :math:`P(c_2 \mid x)` is one minus it.
-        float32 input gives float32.
-
-    Notes
-    -----
-    Bayes' rule with :math:`z_i = (x - \mu_i)/\sigma_i` gives a sigmoid of a
-    quadratic in :math:`x`:
-
-    .. math::
-
-        \begin{aligned}
-        P(c_1 \mid x) &= \frac{1}{1 + \frac{\sigma_1}{\sigma_2}
-            \frac{P(c_2)}{P(c_1)} \exp\Big(\frac{\sigma_2^2 (x - \mu_1)^2
-            - \sigma_1^2 (x - \mu_2)^2}{2 \sigma_1^2 \sigma_2^2}\Big)}
-        = \sigma(-r), \\
-        r &= \log\frac{\sigma_1 P(c_2)}{\sigma_2 P(c_1)}
-            + \tfrac12 (z_1 - z_2)(z_1 + z_2) .
-        \end{aligned}
-
-    (A version in circulation drops the exponential and swaps the squares:
-    it is not a probability.)  The factors :math:`z_1 \pm z_2` are linear in
-    :math:`x`, formed on :math:`x` scaled by a power of two: no square of a
-    large :math:`x` overflows or cancels.
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> x = np.array([0.0, 1.5, 3.0])
-    >>> sn.two_gaussian_posterior(x, 0.0, 1.0, 3.0, 1.0).round(6)
-    array([0.989013, 0.5     , 0.010987])
-    >>> (1 / (1 + np.exp((6 * x - 9) / 2))).round(6)      # the closed form
-    array([0.989013, 0.5     , 0.010987])
-    """
-    mu1, sigma1, mu2, sigma2, prior1 = check_two_gaussians(mu1, sigma1, mu2, sigma2,
-                                                            prior1)
-    x = as_float_array(x, "x", allow_inf=False)
-    x64 = x.astype(np.float64).reshape(-1, 1)
-    s = pow2_scale(x64)[:, None]
-    y = x64 / s
-    diff = (1 / sigma1 - 1 / sigma2) * y + (mu2 / sigma2 - mu1 / sigma1) / s  # z1 - z2
-    total = (1 / sigma1 + 1 / sigma2) * y - (mu1 / sigma1 + mu2 / sigma2) / s  # z1 + z2
-    with np.errstate(over="ignore"):
-        r = 0.5 * (diff * total * s) * s
-    r += (math.log(sigma1) - math.log(sigma2)) + math.log((1.0 - prior1) / prior1)
-    out = sigmoid(-r).reshape(x.shape).astype(x.dtype, copy=False)
-    return unwrap(out)

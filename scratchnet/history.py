@@ -5,6 +5,21 @@ loss of every step (a noisy estimate of the population loss, which sits
 above the Bayes loss :math:`H(C \mid X)` by the expected KL divergence) and,
 at chosen steps, the model's probabilities on fixed inputs and its expected
 KL from the Bayes posterior.  It converts to and from plain JSON.
+
+On a fixed sample the training loss keeps falling long after the model has
+stopped getting closer to the posterior: it starts fitting the sample
+itself, and its loss on new data rises.  :class:`EarlyStopping` measures
+the negative log-likelihood on a held-out *validation* set
+:math:`(x_j, c_j)_{j=1}^{n}` as training goes,
+
+.. math::
+
+    \mathrm{NLL}_{\mathrm{val}}(\theta_t) = -\frac1n \sum_{j=1}^{n}
+    \log q_{\theta_t}(c_j \mid x_j),
+
+keeps a copy of the parameters where it was lowest, stops the run after
+``patience`` measurements in a row without a new lowest value, and puts the
+best parameters back.
 """
 
 from __future__ import annotations
@@ -19,11 +34,13 @@ from ._validation import (
     as_float_array,
     as_number_array,
     check_bool,
+    check_positive_int,
     check_scalar,
     describe,
 )
+from .losses import nll_loss
 
-__all__ = ["History"]
+__all__ = ["EarlyStopping", "History"]
 
 
 def _check_ndim(arr: np.ndarray, name: str, ndim: int | None) -> np.ndarray:
@@ -66,7 +83,16 @@ class History:
     elapsed : float
         Wall-clock seconds spent in the loop (snapshots included).
     stopped_early : bool
-        True if the callback ended the run.
+        True if the callback or early stopping ended the run.
+    validation_steps : ndarray of int, shape (V,)
+        The steps at which the validation NLL was measured (empty without a
+        validation set).
+    validation_nll : ndarray of float64, shape (V,), or None
+        :math:`-\frac1n \sum_j \log q(c_j \mid x_j)` on the validation set
+        at those steps, in nats (None without one).
+    best_step : int or None
+        The step whose parameters the model holds at the end when early
+        stopping restored them (the lowest validation NLL); None otherwise.
 
     Examples
     --------
@@ -85,6 +111,9 @@ class History:
     eval_x: np.ndarray | None
     elapsed: float
     stopped_early: bool = False
+    validation_steps: np.ndarray | None = None
+    validation_nll: np.ndarray | None = None
+    best_step: int | None = None
 
     def __post_init__(self) -> None:
         """Check every field's kind; lists become arrays (from :meth:`from_dict`)."""
@@ -101,6 +130,12 @@ class History:
         self.eval_x = _float_array(self.eval_x, "eval_x")
         self.elapsed = check_scalar(self.elapsed, "elapsed", low=0.0)
         self.stopped_early = check_bool(self.stopped_early, "stopped_early")
+        steps = np.zeros(0, np.int64) if self.validation_steps is None else np.asarray(
+            self.validation_steps, dtype=np.int64)
+        self.validation_steps = _check_ndim(steps, "validation_steps", 1)
+        self.validation_nll = _float_array(self.validation_nll, "validation_nll", 1)
+        if self.best_step is not None:
+            self.best_step = check_positive_int(self.best_step, "best_step")
 
     @property
     def steps(self) -> int:
@@ -141,6 +176,9 @@ class History:
             "eval_x": plain(self.eval_x),
             "elapsed": float(self.elapsed),
             "stopped_early": bool(self.stopped_early),
+            "validation_steps": plain(self.validation_steps),
+            "validation_nll": plain(self.validation_nll),
+            "best_step": self.best_step,
         }
 
     @classmethod
@@ -175,4 +213,139 @@ class History:
                    snapshot_probs=d.get("snapshot_probs"),
                    snapshot_kl=d.get("snapshot_kl"), eval_x=d.get("eval_x"),
                    elapsed=d["elapsed"],
-                   stopped_early=d.get("stopped_early", False))
+                   stopped_early=d.get("stopped_early", False),
+                   validation_steps=d.get("validation_steps"),
+                   validation_nll=d.get("validation_nll"),
+                   best_step=d.get("best_step"))
+
+
+class EarlyStopping:
+    r"""Watch the validation NLL while training; keep the best parameters.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n, D)
+        Validation inputs (held out from training).
+    c : array_like of int, shape (n,)
+        Their classes.
+    every : int
+        Measure after every ``every`` steps (and after the last step).
+    patience : int or None
+        Stop after this many measurements in a row without a lower NLL than
+        the lowest so far, and restore the parameters of the lowest; None
+        records the NLL only (no stopping, no restoring).
+
+    Attributes
+    ----------
+    steps, nll : list
+        The steps measured and the validation NLL at each.
+    best_step : int or None
+        The step of the lowest NLL so far.
+
+    Notes
+    -----
+    The NLL is the mean of :math:`-\log q(c_j \mid x_j)` through the model's
+    ``predict_log_proba`` (:func:`scratchnet.nll_loss`): the same number
+    whatever loss trains the model.  The best parameters are copied when
+    measured and written back in place (:meth:`restore`), so an optimiser
+    built on ``model.params`` still holds them.
+
+    Examples
+    --------
+    >>> import scratchnet as sn
+    >>> model = sn.MLP([1, 8, 2], rng=0)
+    >>> watch = sn.history.EarlyStopping(np.array([[0.0], [3.0]]), [0, 1], every=1,
+    ...                                  patience=2)
+    >>> watch.update(1, model), watch.best_step
+    (False, 1)
+    """
+
+    def __init__(self, x: np.ndarray, c: Any, *, every: int,
+                 patience: int | None) -> None:
+        self.x, self.c = x, np.asarray(c)
+        self.every = check_positive_int(every, "validation_every")
+        self.patience = None if patience is None else check_positive_int(
+            patience, "patience")
+        self.steps: list = []
+        self.nll: list = []
+        self.best_step: int | None = None
+        self.best_params: dict | None = None
+        self.waited = 0
+
+    def update(self, step: int, model: Any, *, last: bool = False) -> bool:
+        """Measure the validation NLL at ``step`` if it is due; say whether to stop.
+
+        Parameters
+        ----------
+        step : int
+            Updates made so far.
+        model : MLP or any model
+            With ``predict_log_proba`` and ``params``.
+        last : bool, default False
+            The last step of the run: measured whether due or not.
+
+        Returns
+        -------
+        bool
+            True when ``patience`` measurements in a row found no new lowest
+            NLL.
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> watch = sn.history.EarlyStopping(np.zeros((1, 1)), [0], every=5,
+        ...                                  patience=1)
+        >>> watch.update(3, sn.MLP([1, 4, 2], rng=0)), watch.steps
+        (False, [])
+        """
+        step = check_positive_int(step, "step")
+        if not hasattr(model, "predict_log_proba"):
+            raise TypeError("model must have .predict_log_proba (see sn.MLP); got "
+                            f"{type(model).__name__}")
+        if step % self.every and not last:
+            return False
+        nll = float(nll_loss(model.predict_log_proba(self.x), self.c))
+        self.steps.append(step)
+        self.nll.append(nll)
+        if self.best_step is None or nll < min(self.nll[:-1]):
+            self.best_step, self.waited = step, 0
+            self.best_params = {k: np.array(p, copy=True)
+                                for k, p in model.params.items()}
+        else:
+            self.waited += 1
+        return self.patience is not None and self.waited >= self.patience
+
+    def restore(self, model: Any) -> int | None:
+        """Write the best parameters back into ``model.params``, in place.
+
+        Parameters
+        ----------
+        model : MLP or any model
+            The model that was measured.
+
+        Returns
+        -------
+        int or None
+            The step of the parameters restored; None when nothing is
+            restored (no ``patience``, or no finite NLL measured).
+
+        Examples
+        --------
+        >>> import scratchnet as sn
+        >>> model = sn.MLP([1, 4, 2], rng=0)
+        >>> watch = sn.history.EarlyStopping(np.zeros((1, 1)), [0], every=1,
+        ...                                  patience=1)
+        >>> first = model.params["b1"].copy()
+        >>> _ = watch.update(1, model)
+        >>> model.params["b1"] += 1.0
+        >>> watch.restore(model), bool(np.all(model.params["b1"] == first))
+        (1, True)
+        """
+        if not isinstance(getattr(model, "params", None), Mapping):
+            raise TypeError("model must have .params, a dict of arrays (see sn.MLP); "
+                            f"got {type(model).__name__}")
+        if self.patience is None or self.best_params is None:
+            return None
+        for name, best in self.best_params.items():
+            model.params[name][...] = best
+        return self.best_step

@@ -35,6 +35,7 @@ import numpy as np
 from ._validation import (
     as_class_indices,
     as_float_array,
+    broadcast_named,
     check_choice,
     check_distribution,
     check_positive_int,
@@ -124,13 +125,30 @@ class CalibrationBins(NamedTuple):
     accuracy: np.ndarray
 
 
+def _as_rows(probs: Any) -> np.ndarray:
+    """Probabilities (n, M), each row a distribution; a vector (n,) is P(class 1)."""
+    probs = as_float_array(probs, "probs")
+    if probs.ndim == 1:                      # binary: q(1 | x_j) for each sample
+        if not np.all((probs >= 0) & (probs <= 1)):
+            raise ValueError("probs of shape (n,) must be probabilities of class 1 "
+                             f"in [0, 1]; got {probs[(probs < 0) | (probs > 1)][0]}")
+        probs = np.stack([1.0 - probs, probs], axis=1)
+    if probs.ndim != 2:
+        raise ValueError(f"probs must have shape (n, M), or (n,) for the probability "
+                         f"of class 1 of two; got {probs.shape}")
+    check_distribution(probs, "probs")
+    return probs
+
+
 def calibration_bins(probs: Any, targets: Any, n_bins: int = 10) -> CalibrationBins:
     r"""Count, mean confidence and accuracy of the predictions in each bin.
 
     Parameters
     ----------
-    probs : array_like, shape (n, M)
-        Predicted class probabilities, each row a distribution.
+    probs : array_like, shape (n, M) or (n,)
+        Predicted class probabilities, each row a distribution; or, for two
+        classes, the probability :math:`q(1 \mid x_j)` of class 1 of each
+        sample (scikit-learn's ``predict_proba(X)[:, 1]``).
     targets : array_like of int, shape (n,)
         True classes in ``[0, M)``.
     n_bins : int, default 10
@@ -159,10 +177,7 @@ def calibration_bins(probs: Any, targets: Any, n_bins: int = 10) -> CalibrationB
     >>> bins.counts.tolist(), bins.accuracy.tolist()
     ([0, 0, 1, 1, 2], [0.0, 0.0, 1.0, 1.0, 0.5])
     """
-    probs = as_float_array(probs, "probs")
-    if probs.ndim != 2:
-        raise ValueError(f"probs must have shape (n, M); got {probs.shape}")
-    check_distribution(probs, "probs")
+    probs = _as_rows(probs)
     targets = as_class_indices(targets, probs.shape[1])
     if targets.shape != probs.shape[:1]:
         raise ValueError(f"targets must have shape ({probs.shape[0]},); "
@@ -187,8 +202,10 @@ def expected_calibration_error(probs: Any, targets: Any, n_bins: int = 10) -> fl
 
     Parameters
     ----------
-    probs : array_like, shape (n, M)
-        Predicted class probabilities, each row a distribution.
+    probs : array_like, shape (n, M) or (n,)
+        Predicted class probabilities, each row a distribution; or, for two
+        classes, the probability :math:`q(1 \mid x_j)` of class 1 of each
+        sample (scikit-learn's ``predict_proba(X)[:, 1]``).
     targets : array_like of int, shape (n,)
         True classes in ``[0, M)``.
     n_bins : int, default 10
@@ -218,6 +235,9 @@ def expected_calibration_error(probs: Any, targets: Any, n_bins: int = 10) -> fl
     >>> import scratchnet as sn
     >>> probs = [[0.9, 0.1], [0.9, 0.1], [0.6, 0.4], [0.3, 0.7]]
     >>> print(f"{sn.metrics.expected_calibration_error(probs, [0, 1, 0, 1]):.4f}")
+    0.3750
+    >>> p1 = [0.1, 0.1, 0.4, 0.7]          # the same, as P(class 1)
+    >>> print(f"{sn.metrics.expected_calibration_error(p1, [0, 1, 0, 1]):.4f}")
     0.3750
     """
     counts, confidence, accuracy = calibration_bins(probs, targets, n_bins)
@@ -256,8 +276,9 @@ def loss_landscape(kind: str, correct: Any, other: Any) -> np.ndarray:
     array([0.693147, 0.      ])
     """
     kind = check_choice(kind, "kind", ("mse", "cross_entropy"))
-    correct, other = np.broadcast_arrays(as_float_array(correct, "correct"),
-                                         as_float_array(other, "other"))
+    correct, other = as_float_array(correct, "correct"), as_float_array(other, "other")
+    shape = broadcast_named({"correct": correct.shape, "other": other.shape})
+    correct, other = np.broadcast_to(correct, shape), np.broadcast_to(other, shape)
     if kind == "mse":
         return (correct - 1.0) ** 2 + (other + 1.0) ** 2
     return -log_softmax(np.stack([correct, other], axis=-1))[..., 0]

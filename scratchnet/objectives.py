@@ -9,40 +9,35 @@ models and :func:`scratchnet.train` accept one, or its name:
 ==========================  ==================  ===============================
 name                        object              the trained outputs estimate
 ==========================  ==================  ===============================
-``"cross_entropy"``         CrossEntropyLoss    :math:`P(c \mid x)` through the
-                                                softmax of the logits
-``"binary_cross_entropy"``  BCEWithLogitsLoss   :math:`P(1 \mid x)` through the
-                                                sigmoid of a single output
+``"cross_entropy"``         CrossEntropyLoss    :math:`P(c \mid x)`: softmax of
+                                                the logits, options undone
+``"binary_cross_entropy"``  BCEWithLogitsLoss   :math:`P(1 \mid x)`: sigmoid of
+                                                one output, options undone
 ``"mse"``                   MSELoss             :math:`P(c \mid x)` as the
                                                 outputs themselves (one-hot)
 ``"hinge"``                 MultiMarginLoss     only the most probable class
 ==========================  ==================  ===============================
 
-The last column is each loss's *readout*: how the outputs of a network
-trained with it become probabilities, ``loss.predict_proba(outputs)`` (and
-``loss.predict_log_proba``).  A model keeps the loss it was trained with
+The last column is each loss's *readout*, ``loss.predict_proba(outputs)``
+(:mod:`scratchnet.readouts`): options distort what the outputs estimate,
+invertibly, and the readout inverts them.  A model keeps its loss
 (``model.loss``) and reads its outputs through it, so ``predict_proba``,
 :func:`scratchnet.train`'s snapshots and ``task.expected_kl(model)`` all
-measure the same :math:`q(c \mid x)` (:mod:`scratchnet.readouts`): the
-softmax for cross-entropy, the sigmoid for its binary case, the outputs
-themselves (clipped to :math:`[10^{-4}, 1]` and renormalised) for squared
-error, and for the hinge loss, which estimates no probability, the one-hot
-row of the arg-max.
+measure the same :math:`q(c \mid x)`.
 
 Cross-entropy, its binary case and squared error on one-hot targets are
 *proper* scoring rules: their population minimiser is the Bayes posterior.
 The hinge loss is not; its minimiser gets the arg-max right and nothing else
 (see :mod:`scratchnet.scoring`).
 
-To write your own, subclass :class:`Loss` and define ``loss_and_grad``::
+To write your own, subclass :class:`Loss` and define ``loss_and_grad``
+(and, if its minimiser is a probability, ``predict_log_proba(outputs)``)::
 
     class Squared(sn.objectives.Loss):
         name = "squared"
         def loss_and_grad(self, outputs, targets):
             r = outputs - targets
             return float(np.mean(r ** 2)), 2 * r / r.size
-
-and, if its minimiser is a probability, ``predict_log_proba(outputs)``.
 """
 
 from __future__ import annotations
@@ -51,15 +46,21 @@ from typing import Any, Tuple
 
 import numpy as np
 
+from ._loss_layout import as_target_column
 from ._validation import check_positive_int
 from .losses import (
     binary_cross_entropy_with_logits,
     binary_cross_entropy_with_logits_grad,
     cross_entropy_and_grad,
 )
-from .readouts import binary_log_proba, brier_log_proba, brier_proba, decision_log_proba
+from .readouts import (
+    binary_log_proba,
+    brier_log_proba,
+    brier_proba,
+    cross_entropy_log_proba,
+    decision_log_proba,
+)
 from .scoring import mse_loss, mse_loss_grad, multi_margin_loss, multi_margin_loss_grad
-from .softmax import log_softmax
 
 __all__ = ["LOSSES", "BCEWithLogitsLoss", "CrossEntropyLoss", "Loss", "MSELoss",
            "MultiMarginLoss", "get_loss"]
@@ -153,9 +154,8 @@ class Loss:
         Examples
         --------
         >>> import scratchnet as sn
-        >>> sn.objectives.MSELoss().predict_proba([[0.7, 0.2], [1.2, -0.2]]).round(4)
-        array([[0.7778, 0.2222],
-               [0.9999, 0.0001]])
+        >>> sn.objectives.MSELoss().predict_proba([[0.7, 0.2]]).round(4)
+        array([[0.7778, 0.2222]])
         """
         return np.exp(self.predict_log_proba(outputs))
 
@@ -199,9 +199,10 @@ class CrossEntropyLoss(Loss):
 
     Notes
     -----
-    Gradient :math:`(q - \text{one\_hot}(c)) / N`.  Trained to its minimum,
-    ``softmax(outputs)`` is the posterior :math:`P(c \mid x)` (Gibbs'
-    inequality).
+    Trained to its minimum, ``softmax(outputs)`` is :math:`q_i \propto w_i
+    ((1 - \varepsilon) p_i + \varepsilon / M)`, :math:`p = P(c \mid x)`
+    (Gibbs' inequality); ``predict_proba`` undoes the weights, then the
+    smoothing (:func:`~scratchnet.readouts.cross_entropy_log_proba`).
 
     Examples
     --------
@@ -244,17 +245,25 @@ class CrossEntropyLoss(Loss):
                                             ignore_index=self.ignore_index)
         return float(loss), grad
 
-    #: The readout: :math:`\log q = ` ``log_softmax(outputs)``.
-    predict_log_proba = staticmethod(log_softmax)
+    def predict_log_proba(self, outputs: Any) -> np.ndarray:
+        r"""The readout, options undone: :math:`\log P(c \mid x)` from the logits.
 
+        Parameters
+        ----------
+        outputs : array_like, shape (N, M)
 
-def _column(outputs: Any, targets: Any) -> Tuple[np.ndarray, np.ndarray]:
-    """(N,) targets beside (N, 1) outputs, as the (N, 1) column they describe."""
-    outputs, targets = np.asarray(outputs), np.asarray(targets)
-    one_column = outputs.ndim == 2 and outputs.shape[1] == 1
-    if one_column and targets.shape == outputs.shape[:1]:
-        targets = targets.reshape(-1, 1)
-    return outputs, targets
+        Returns
+        -------
+        ndarray, shape (N, M)
+
+        Examples
+        --------
+        >>> import scratchnet as sn     # weights (1, 4) learn q = (0.2, 0.8) at p = 0.5
+        >>> loss = sn.objectives.CrossEntropyLoss(weight=[1, 4])
+        >>> loss.predict_proba(np.log([[1, 4]]))
+        array([[0.5, 0.5]])
+        """
+        return cross_entropy_log_proba(outputs, self.weight, self.label_smoothing)
 
 
 class BCEWithLogitsLoss(Loss):
@@ -267,11 +276,11 @@ class BCEWithLogitsLoss(Loss):
 
     Notes
     -----
-    For a one-output network, ``outputs`` of shape (N, 1) (or (N,)) and
-    ``targets`` of shape (N,), the class labels 0/1 or probabilities of class 1.
-    Gradient :math:`(\sigma(s) - y) / N`.  Trained to its minimum,
-    :math:`\sigma(s(x))` is :math:`P(1 \mid x)` under the sample's class
-    frequencies.
+    ``outputs`` (N, 1) or (N,), ``targets`` (N,): labels 0/1 or probabilities
+    of class 1.  Trained to its minimum, :math:`\sigma(s(x))` is :math:`q = w p
+    / (w p + 1 - p)`, :math:`p = P(1 \mid x)` (under the sample's class
+    frequencies), :math:`w` the ``pos_weight``; ``predict_proba`` undoes it,
+    :math:`p = \sigma(s - \log w)` (:func:`~scratchnet.readouts.binary_log_proba`).
 
     Examples
     --------
@@ -307,13 +316,29 @@ class BCEWithLogitsLoss(Loss):
         >>> sn.objectives.BCEWithLogitsLoss().loss_and_grad([[0.0]], [1])[1]
         array([[-0.5]])
         """
-        outputs, targets = _column(outputs, targets)
+        outputs, targets = as_target_column(outputs, targets)
         kwargs = {"pos_weight": self.pos_weight}
         return (float(binary_cross_entropy_with_logits(outputs, targets, **kwargs)),
                 binary_cross_entropy_with_logits_grad(outputs, targets, **kwargs))
 
-    #: The readout: :math:`(\log \sigma(-s), \log \sigma(s))`.
-    predict_log_proba = staticmethod(binary_log_proba)
+    def predict_log_proba(self, outputs: Any) -> np.ndarray:
+        r"""The readout, ``pos_weight`` undone: :math:`\log \sigma(\mp(s - \log w))`.
+
+        Parameters
+        ----------
+        outputs : array_like, shape (N, 1)
+
+        Returns
+        -------
+        ndarray, shape (N, 2)
+
+        Examples
+        --------
+        >>> import scratchnet as sn     # pos_weight 9 learns q = 0.9 at p = 1/2
+        >>> sn.objectives.BCEWithLogitsLoss(pos_weight=9).predict_proba([[np.log(9)]])
+        array([[0.5, 0.5]])
+        """
+        return binary_log_proba(outputs, self.pos_weight)
 
 
 class MSELoss(Loss):
@@ -365,8 +390,7 @@ class MSELoss(Loss):
         """
         return float(mse_loss(outputs, targets)), mse_loss_grad(outputs, targets)
 
-    #: The readout: the outputs themselves, clipped to :math:`[10^{-4}, 1]`
-    #: and renormalised.
+    #: The readout: the outputs themselves, clipped to [1e-4, 1], renormalised.
     predict_proba = staticmethod(brier_proba)
     predict_log_proba = staticmethod(brier_log_proba)
 
@@ -442,10 +466,9 @@ def get_loss(loss: Any = None, outputs: Any = None) -> Loss:
         ``"cross_entropy"``, or ``"binary_cross_entropy"`` when ``outputs``
         is 1.
     outputs : int, optional
-        The number of outputs of the model it will train: a one-output model
-        (class 1's logit) cannot be trained with cross-entropy or the hinge
-        loss, which need one output per class, and is told to use
-        ``"binary_cross_entropy"``.
+        The number of outputs of the model it will train: one output (class
+        1's logit) refuses cross-entropy and the hinge loss, which need one
+        output per class, and is told to use ``"binary_cross_entropy"``.
 
     Returns
     -------

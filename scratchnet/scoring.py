@@ -158,17 +158,22 @@ def mse_loss_grad(outputs: Any, targets: Any, *, reduction: str = "mean") -> np.
     Returns
     -------
     ndarray, same shape as ``outputs``
-        :math:`2 (o - y)`, times :math:`1/n` (n elements) for ``"mean"``.
+        :math:`2 (o - y)`, times :math:`1/n` (n elements) for ``"mean"``;
+        :math:`\pm\infty` without a warning where that exceeds the largest
+        float (:math:`2 \cdot 10^{308}`): the correctly rounded value.
 
     Examples
     --------
     >>> import scratchnet as sn
+    >>> sn.mse_loss_grad([[1e308]], [0], reduction="sum")    # 2e308 rounds to inf
+    array([[inf]])
     >>> sn.mse_loss_grad([[0.0, 1.0], [0.5, 0.5]], [1, 0])
     array([[ 0.  ,  0.  ],
            [-0.25,  0.25]])
     """
     residual, reduction = _mse_residual(outputs, targets, reduction)
-    residual *= 2.0 * reduction_scale(reduction, residual.size)
+    with np.errstate(over="ignore"):  # 2 (o - y) past 1.8e308 is inf, correctly rounded
+        residual *= 2.0 * reduction_scale(reduction, residual.size)
     return residual
 
 

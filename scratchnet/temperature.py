@@ -38,14 +38,43 @@ same point minimises the NLL in :math:`\log T`.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ._validation import as_class_indices, as_float_array, check_scalar
+from .losses import nll_loss
 from .softmax import log_softmax, softmax
 
-__all__ = ["fit_temperature", "temperature_nll", "temperature_scale"]
+__all__ = ["ScratchnetWarning", "fit_temperature", "temperature_nll",
+           "temperature_scale"]
+
+
+class ScratchnetWarning(UserWarning):
+    """A result that is what was asked for but perhaps not what was meant.
+
+    scratchnet warns with this class, and the message says why (for example
+    a fitted temperature that stopped at a bound of its search interval), so
+    that ``warnings.filterwarnings("error", category=ScratchnetWarning)``
+    or ``pytest.warns(ScratchnetWarning)`` can single them out.
+
+    Attributes
+    ----------
+    args : tuple
+        The message, as for any warning.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import scratchnet as sn
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     sn.temperature.fit_temperature([[5.0, 0.0], [0.0, 5.0]], [0, 1])
+    0.01
+    >>> issubclass(caught[0].category, sn.ScratchnetWarning)
+    True
+    """
 
 
 def _logits(logits: Any) -> np.ndarray:
@@ -114,7 +143,8 @@ def temperature_nll(logits: Any, targets: Any, temperature: float) -> float:
     -------
     float
         :math:`-\frac1n \sum_j \log \operatorname{softmax}(z_j / T)_{c_j}`,
-        in nats (:func:`scratchnet.log_softmax`, exact for large logits).
+        in nats: :func:`scratchnet.nll_loss` of :func:`scratchnet.log_softmax`
+        (exact for large logits).
 
     Examples
     --------
@@ -128,7 +158,7 @@ def temperature_nll(logits: Any, targets: Any, temperature: float) -> float:
     z = _logits(logits)
     t = _check_targets(targets, z)
     log_q = log_softmax(z / _temperature(temperature), axis=1)
-    return float(-log_q[np.arange(len(t)), t].mean())
+    return float(nll_loss(log_q, t))                # -mean_j log q(c_j | x_j)
 
 
 def fit_temperature(logits: Any, targets: Any, *,
@@ -152,7 +182,8 @@ def fit_temperature(logits: Any, targets: Any, *,
         :func:`~scratchnet.temperature.temperature_nll` on ``[T_min, T_max]``:
         a bound when the minimum lies beyond it (logits
         that separate every class perfectly keep lowering the NLL as
-        :math:`T \to 0`; logits no better than chance, as :math:`T \to \infty`).
+        :math:`T \to 0`; logits no better than chance, as :math:`T \to \infty`),
+        with a :class:`~scratchnet.ScratchnetWarning` that says which.
 
     Notes
     -----
@@ -176,8 +207,12 @@ def fit_temperature(logits: Any, targets: Any, *,
     >>> T = sn.temperature.fit_temperature(z, [0, 0, 0, 1])
     >>> print(f"{T:.6f} {2 / np.log(3):.6f}")
     1.820478 1.820478
-    >>> sn.temperature.fit_temperature(z[:2], [0, 1])
-    100.0
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     T = sn.temperature.fit_temperature(z[:2], [0, 1])
+    >>> T, caught[0].category.__name__
+    (100.0, 'ScratchnetWarning')
     """
     z = _logits(logits)
     t = _check_targets(targets, z)
@@ -192,8 +227,12 @@ def fit_temperature(logits: Any, targets: Any, *,
 
     b_lo, b_hi = 1.0 / high, 1.0 / low
     if slope_and_curvature(b_lo)[0] >= 0:       # rising already: T -> infinity
+        _warn_at_bound(f"the NLL still falls as T grows past T_max = {high:g} (the "
+                       "logits rank the right class no better than chance)", high)
         return high
     if slope_and_curvature(b_hi)[0] <= 0:       # still falling: T -> 0
+        _warn_at_bound(f"the NLL still falls as T drops below T_min = {low:g} (the "
+                       "logits separate every class of these data)", low)
         return low
     beta = min(max(1.0, b_lo), b_hi)
     for _ in range(200):
@@ -213,6 +252,13 @@ def fit_temperature(logits: Any, targets: Any, *,
             break
         beta = new
     return 1.0 / beta
+
+
+def _warn_at_bound(reason: str, bound: float) -> None:
+    """Say that the optimum lies beyond the search interval, and why."""
+    warnings.warn(f"fit_temperature returned its bound {bound:g}: {reason}; the "
+                  "minimum lies beyond it (use more held-out data, or widen bounds)",
+                  ScratchnetWarning, stacklevel=3)
 
 
 def _bounds(bounds: Any) -> tuple[float, float]:

@@ -42,8 +42,8 @@ from ._validation import (
     check_positive_int,
     check_scalar,
 )
-from .batches import batches_of, check_inputs, epochs
-from .history import History
+from .batches import batches_of, check_inputs, epochs, hold_out
+from .history import EarlyStopping, History
 from .objectives import get_loss
 from .optim import SGD, Adam
 
@@ -260,6 +260,9 @@ def train(
     task: Any = None,
     callback: Callable[[int, float, Any], Any] | None = None,
     progress: bool = False,
+    validation: Any = None,
+    patience: int | None = None,
+    validation_every: int | None = None,
 ) -> History:
     r"""Train ``model`` by mini-batch gradient descent, recording what happens.
 
@@ -316,6 +319,18 @@ def train(
         ``False`` stops training.
     progress : bool, default False
         A progress line on stderr (steps, rate, time left).
+    validation : (x_val, c_val) or float, optional
+        A validation set, or the share in (0, 1) of a fixed dataset ``data``
+        to hold out from training (:func:`scratchnet.batches.hold_out`): its
+        negative log-likelihood is recorded in the History
+        (:class:`scratchnet.history.EarlyStopping`).
+    patience : int, optional
+        With ``validation``: stop after this many measurements in a row
+        without a new lowest validation NLL, and restore the parameters of
+        the lowest (early stopping).  None: record only.
+    validation_every : int, optional
+        Steps between measurements; by default one epoch of a fixed dataset
+        (``ceil(n / batch_size)``), 100 steps otherwise.
 
     Returns
     -------
@@ -340,6 +355,15 @@ def train(
     >>> gap = history.losses[-500:].mean() - task.bayes_loss()
     >>> bool(abs(gap) < 0.02)   # the loss has reached the Bayes loss H(C|X)
     True
+
+    Early stopping on a quarter of a fixed sample held out (the validation
+    NLL measured once an epoch, the best parameters restored):
+
+    >>> x, c = task.sample(200, rng=0)
+    >>> history = sn.train(sn.MLP([1, 16, 2], rng=0), (x, c), steps=2000,
+    ...                    batch_size=30, lr=0.05, rng=1, validation=0.25, patience=5)
+    >>> bool(history.best_step <= history.steps <= 2000), history.validation_steps[:3]
+    (True, array([ 5, 10, 15]))
     """
     steps = check_positive_int(steps, "steps")
     batch_size = check_positive_int(batch_size, "batch_size")
@@ -351,12 +375,20 @@ def train(
                             f"{type(model).__name__}")
     rng = as_generator(rng)
     snaps = _snapshots(snapshot_steps, steps)
+    if validation is not None:
+        data, (x_val, c_val) = hold_out(data, validation, model, rng)
+    elif patience is not None:
+        raise ValueError("patience needs a validation set: pass validation=(x, c) "
+                         "or a share of the dataset such as validation=0.1")
     loss = keep_loss(model, loss)
     if loss is not None and getattr(model, "loss", None) is loss:
         loss = None  # recorded on the model: every step reads it there
     _check_outputs(model, data if hasattr(data, "sample") else None,
                    getattr(model, "loss", None) if loss is None else loss)
     batches, data_task = batches_of(data, model, batch_size, rng)
+    watch = None if validation is None else EarlyStopping(
+        x_val, c_val, every=validation_every or _epoch(data, batch_size),
+        patience=patience)
     task = data_task if task is None else task
     if task is not None and not hasattr(task, "expected_kl"):
         raise TypeError(f"task must have .expected_kl; got {type(task).__name__}")
@@ -390,8 +422,12 @@ def train(
         if callback and callback(step, losses[step - 1], model) is False:
             stopped = step < steps
             break
+        if watch and watch.update(step, model, last=step == steps):
+            stopped = step < steps
+            break
         report.update(step, losses[step - 1])
     elapsed = report.close(done, losses[done - 1])
+    best_step = watch.restore(model) if watch else None
     if not all(np.isfinite(p).all() for p in model.params.values()):
         raise FloatingPointError(f"the parameters became NaN or infinite at step "
                                  f"{done} (lr={opt.lr:g}); try a smaller learning rate")
@@ -404,4 +440,14 @@ def train(
         eval_x=eval_x,
         elapsed=elapsed,
         stopped_early=stopped,
+        validation_steps=watch.steps if watch else None,
+        validation_nll=watch.nll if watch else None,
+        best_step=best_step,
     )
+
+
+def _epoch(data: Any, batch_size: int) -> int:
+    """Steps in one epoch of a fixed dataset; 100 for a task or a sampler."""
+    if isinstance(data, (tuple, list)):
+        return -(-len(data[0]) // batch_size)
+    return 100

@@ -60,7 +60,7 @@ def kl_divergence(p, q):
         terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1) / q), 0)
     return terms.sum(axis=-1)
 ''',
-    "gaussian": '''
+    "two_gaussians": '''
 import numpy as np
 
 

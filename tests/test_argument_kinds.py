@@ -26,10 +26,10 @@ import scratchnet as sn
 
 # the modules themselves (``sn.softmax`` is the function of the same name)
 MODULES = [importlib.import_module(f"scratchnet.{name}") for name in (
-    "softmax", "losses", "scoring", "information", "units", "gaussian", "tasks",
-    "metrics", "gradcheck", "optim", "schedules", "history", "layers")]
-(softmax, losses, scoring, information, units, gaussian, tasks, metrics, gradcheck,
- optim, schedules, history, layers) = MODULES
+    "softmax", "losses", "scoring", "information", "units", "gaussian", "two_gaussians",
+    "tasks", "metrics", "gradcheck", "optim", "schedules", "history", "layers")]
+(softmax, losses, scoring, information, units, gaussian, two_gaussians, tasks, metrics,
+ gradcheck, optim, schedules, history, layers) = MODULES
 
 NAN, INF = math.nan, math.inf
 LOGITS = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
@@ -100,6 +100,8 @@ for f in (softmax.softmax, softmax.log_softmax, softmax.logsumexp):
     row(f, (LOGITS,), {"axis": True}, TypeError, "axis")
     row(f, (LOGITS,), {"axis": [0]}, TypeError, "axis")
     row(f, (LOGITS,), {"axis": np.array([0, 1])}, TypeError, "axis")
+    # a 0-d input is the input's fault, not the axis's (issue 29)
+    row(f, (1.0,), {}, ValueError, "x must have at least one dimension", received="scalar")
 row(softmax.logsumexp, (LOGITS,), {"keepdims": "yes"}, TypeError, "keepdims")
 row(softmax.logsumexp, (LOGITS,), {"keepdims": [True]}, TypeError, "keepdims")
 for f in (softmax.sigmoid, softmax.log_sigmoid, softmax.logit):
@@ -178,6 +180,8 @@ for f in [information.entropy, *TWO]:
     row(f, args, {"axis": "0"}, TypeError, "axis")
     row(f, args, {"axis": [0]}, TypeError, "axis")
     row(f, ("abc", *args[1:]), {}, TypeError, "p")
+    row(f, (0.5,) * len(args), {}, ValueError, "p" + " and q" * (len(args) - 1)
+        + " must have at least one dimension", received="scalar")
 for f in TWO:
     row(f, (P, "abc"), {}, TypeError, "q")
     row(f, (P,), {"log_q": "abc"}, TypeError, "log_q")
@@ -228,21 +232,33 @@ row(lambda: TASK.support, ([0.9],), {}, TypeError, "mass")
 row(lambda: TASK.support, (NAN,), {}, ValueError, "mass")
 row(lambda: TASK.support, (1.0,), {}, ValueError, "mass")
 row(lambda: TASK2D.decision_boundaries, (), {}, ValueError, "decision_boundaries")
+FIT_X = np.arange(12.0).reshape(6, 2) ** 1.5
+row(G.fit, ("abc", [0, 0, 0, 1, 1, 1]), {}, TypeError, "x")
+row(G.fit, (FIT_X, [0.0] * 6), {}, TypeError, "targets")
+row(G.fit, (FIT_X, [0, 1]), {}, ValueError, "targets")
+row(G.fit, (FIT_X, [0, 0, 0, 1, 1, -1]), {}, ValueError, "targets")
+row(G.fit, (FIT_X, [0, 0, 0, 1, 1, 1]), {"shrinkage": "0.1"}, TypeError, "shrinkage")
+row(G.fit, (FIT_X, [0, 0, 0, 1, 1, 1]), {"shrinkage": 2.0}, ValueError, "shrinkage")
+row(G.fit, (FIT_X, [0, 0, 0, 1, 1, 1]), {"num_classes": 2.0}, TypeError, "num_classes")
+# labels 1..K: class 0 is empty, and the message says so (issue 29)
+row(G.fit, (FIT_X, [1, 1, 1, 2, 2, 2]), {}, ValueError, "class 0 has no samples",
+    received="start at 1")
 TWO_GAUSSIANS = dict(mu1=0.0, sigma1=1.0, mu2=3.0, sigma2=1.0)
+TGP = two_gaussians.two_gaussian_posterior
 for key in TWO_GAUSSIANS:
-    row(gaussian.two_gaussian_posterior, (X3,), {**TWO_GAUSSIANS, key: "1"}, TypeError,
+    row(TGP, (X3,), {**TWO_GAUSSIANS, key: "1"}, TypeError,
         key)
-    row(gaussian.two_gaussian_posterior, (X3,), {**TWO_GAUSSIANS, key: [1.0]}, TypeError,
+    row(TGP, (X3,), {**TWO_GAUSSIANS, key: [1.0]}, TypeError,
         key)
-    row(gaussian.two_gaussian_posterior, (X3,), {**TWO_GAUSSIANS, key: INF}, ValueError,
+    row(TGP, (X3,), {**TWO_GAUSSIANS, key: INF}, ValueError,
         key)
-row(gaussian.two_gaussian_posterior, (X3,), {**TWO_GAUSSIANS, "sigma1": 0.0}, ValueError,
+row(TGP, (X3,), {**TWO_GAUSSIANS, "sigma1": 0.0}, ValueError,
     "sigma1")
-row(gaussian.two_gaussian_posterior, (X3,), {**TWO_GAUSSIANS, "prior1": True}, TypeError,
+row(TGP, (X3,), {**TWO_GAUSSIANS, "prior1": True}, TypeError,
     "prior1")
-row(gaussian.two_gaussian_posterior, (X3,), {**TWO_GAUSSIANS, "prior1": 1.0}, ValueError,
+row(TGP, (X3,), {**TWO_GAUSSIANS, "prior1": 1.0}, ValueError,
     "prior1")
-row(gaussian.two_gaussian_posterior, ("abc",), TWO_GAUSSIANS, TypeError, "x")
+row(TGP, ("abc",), TWO_GAUSSIANS, TypeError, "x")
 row(tasks.get_task, (["separated"],), {}, TypeError, "name")
 row(tasks.get_task, (np.array("separated"),), {}, TypeError, "name")
 row(tasks.get_task, (3,), {}, TypeError, "name")
@@ -284,6 +300,8 @@ row(metrics.loss_landscape, (np.array("mse"), 0.5, 0.5), {}, TypeError, "kind")
 row(metrics.loss_landscape, ("hinge", 0.5, 0.5), {}, ValueError, "kind")
 row(metrics.loss_landscape, ("mse", "a", 0.5), {}, TypeError, "correct")
 row(metrics.loss_landscape, ("mse", 0.5, "a"), {}, TypeError, "other")
+row(metrics.loss_landscape, ("mse", np.zeros(3), np.zeros(4)), {}, ValueError,
+    "correct and other must have broadcastable shapes", received="(3,) and (4,)")
 
 # --- gradcheck -------------------------------------------------------------------------
 for f in (gradcheck.numerical_gradient, gradcheck.gradient_check):
@@ -408,6 +426,16 @@ row(history.History.from_dict, ({"losses": [0.5], "elapsed": 0.1,
     "snapshot_steps")
 row(history.History.from_dict, ({"losses": [0.5], "elapsed": 0.1,
                                   "stopped_early": "no"},), {}, TypeError, "stopped_early")
+row(history.EarlyStopping, (np.zeros((1, 1)), [0]), {"every": 1, "patience": 1.5},
+    TypeError, "patience")
+row(history.EarlyStopping, (np.zeros((1, 1)), [0]), {"every": 0, "patience": None},
+    ValueError, "validation_every")
+row(lambda: history.EarlyStopping(np.zeros((1, 1)), [0], every=1, patience=1).update,
+    ("3", None), {}, TypeError, "step")
+row(lambda: history.EarlyStopping(np.zeros((1, 1)), [0], every=1, patience=1).update,
+    (3, "abc"), {}, TypeError, "model")
+row(lambda: history.EarlyStopping(np.zeros((1, 1)), [0], every=1, patience=1).restore,
+    ("abc",), {}, TypeError, "model")
 
 # --- layers -------------------------------------------------------------------------------------
 W, B = np.ones((3, 2)), np.zeros(2)

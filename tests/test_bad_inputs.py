@@ -619,6 +619,8 @@ bad("sn.train[model]", _train(model=object()), TypeError, "model")
 bad("sn.train[data]", _train(data=42), TypeError, "data")
 bad("sn.train[data triple]", _train(data=(X10, C10, C10)), ValueError, "pair")
 bad("sn.train[data lengths]", _train(data=(X10, C10[:9])), ValueError, "x and c")
+bad("sn.train[data scalar x]", _train(data=(np.float64(1.0), np.array([0]))), TypeError,
+    r"^x must be a sequence of inputs.*got the scalar 1\.0")   # was: len() of unsized object
 bad("sn.train[data inf]", _train(data=(np.full((10, 1), INF), C10)), ValueError,
     "x from the dataset must be finite")
 bad("sn.train[data labels]", _train(data=(X10, C10 + 5)), ValueError, "labels c")

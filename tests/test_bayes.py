@@ -512,3 +512,22 @@ def test_the_floor_of_another_generative_model():
     assert abs(kl - half_log2) < 5 * stderr
     with pytest.raises(ValueError, match="n_samples must be an integer >= 2; got 1"):
         sampled.bayes_loss(n_samples=1)
+
+
+@pytest.mark.parametrize("method", ["monte_carlo", "quadrature"])
+def test_a_model_with_probability_zero_is_infinitely_far_exactly(method):
+    """KL(P || q) is +inf where q = 0 < P: the estimate is inf with standard error 0,
+    and no warning (issue 29: the Monte Carlo one was inf +- nan, with NumPy's
+    'invalid value encountered in subtract' from the spread of inf - inf)."""
+    task = (sn.GaussianClasses([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]],
+                               covariances=[np.eye(3)] * 2)
+            if method == "monte_carlo" else sn.tasks.separated())
+    sure = lambda x: np.column_stack([np.ones(len(x)), np.zeros(len(x))])  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for measure in (task.expected_kl, task.population_loss):
+            got = measure(sure, return_stderr=True, n_samples=2000, rng=0) \
+                if method == "monte_carlo" else measure(sure, return_stderr=True)
+            assert got == (math.inf, 0.0)
+        hinge = sn.MLP([task.dim, 4, 2], rng=0, loss="hinge")   # a one-hot readout
+        assert task.expected_kl(hinge, return_stderr=True) == (math.inf, 0.0)

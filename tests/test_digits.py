@@ -151,7 +151,7 @@ def test_pca_equals_sklearn(digits):
      "targets must be integer class indices"),
     (lambda: fit_gaussian_classes(np.eye(3), [0, 1]), ValueError, "shape (3,)"),
     (lambda: fit_gaussian_classes(np.eye(4), [0, 0, 0, 2], shrinkage=0.1), ValueError,
-     "got 0 of class 1"),
+     "class 1 has no samples"),
     (lambda: fit_pca(np.eye(3), 4), ValueError, "dim must be in [1, min(n, D)]"),
     (lambda: fit_pca(np.eye(3)[0], 1), ValueError, "x must have shape (n, D)"),
 ])
@@ -223,11 +223,14 @@ def test_temperature_keeps_the_argmax_and_lowers_the_nll():
     np.testing.assert_allclose(temperature_scale(z, t), sn.softmax(z / t), rtol=1e-15)
 
 
-def test_temperature_at_the_bounds():
+def test_temperature_at_the_bounds_warns_with_the_reason():
     z = np.array([[5.0, 0.0], [0.0, 5.0]])
-    assert fit_temperature(z, [0, 1]) == 1e-2           # separable: T -> 0
-    assert fit_temperature(z, [1, 0]) == 1e2            # always wrong: T -> infinity
-    assert fit_temperature(z, [0, 1], bounds=(0.5, 2.0)) == 0.5
+    with pytest.warns(sn.ScratchnetWarning, match="bound 0.01.*separate every class"):
+        assert fit_temperature(z, [0, 1]) == 1e-2       # separable: T -> 0
+    with pytest.warns(sn.ScratchnetWarning, match="bound 100.*no better than chance"):
+        assert fit_temperature(z, [1, 0]) == 1e2        # always wrong: T -> infinity
+    with pytest.warns(sn.ScratchnetWarning, match="bound 0.5"):
+        assert fit_temperature(z, [0, 1], bounds=(0.5, 2.0)) == 0.5
 
 
 @pytest.mark.parametrize("call, error, words", [
@@ -305,3 +308,25 @@ def test_import_scratchnet_does_not_import_sklearn():
 def test_bad_inputs_to_the_loader_are_named(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+@pytest.mark.parametrize("dim, counts", [
+    (3, [4, 64, 65, 867]),        # classes of 1 block, exactly 1, just over, many
+    (1, [2, 200, 129]),
+    (70, [71, 140, 141]),          # blocks of D rows when D > 64
+])
+def test_fit_sums_each_class_alone_whatever_its_size(dim, counts):
+    """The blocked per-class sums of GaussianClasses.fit against NumPy's biased
+    covariance of each class's rows, taken one class at a time (issue 29: the
+    one-hot weighted sum did M times the work)."""
+    rng = np.random.default_rng(5)
+    c = rng.permutation(np.repeat(np.arange(len(counts)), counts))
+    x = rng.standard_normal((c.size, dim)) * rng.uniform(0.5, 2.0, dim) + 3.0 * c[:, None]
+    task = sn.GaussianClasses.fit(x, c)
+    for k in range(len(counts)):
+        rows = x[c == k]
+        np.testing.assert_allclose(task.means[k], rows.mean(axis=0), rtol=1e-12)
+        expected = np.atleast_2d(np.cov(rows, rowvar=False, bias=True))
+        np.testing.assert_allclose(task.covariances[k], expected, rtol=1e-10,
+                                   atol=1e-12)
+        assert task.priors[k] == pytest.approx(counts[k] / c.size, rel=1e-15, abs=0)

@@ -104,8 +104,9 @@ def _is_stub(module) -> bool:
 def _documented_names(module) -> list:
     """Anchors the module's page must have: its public names and their methods.
 
-    A class's methods include those it inherits from private base classes
-    (an optimiser's ``step``); methods inherited from another public class
+    A class's methods include those it inherits from scratchnet's private base
+    classes (an optimiser's ``step``); methods inherited from another public
+    class, or from another library (scikit-learn's ``get_metadata_routing``),
     are documented there.
     """
     names = []
@@ -114,7 +115,8 @@ def _documented_names(module) -> list:
         names.append(f"{module.__name__}.{name}")
         if not inspect.isclass(obj) or obj.__module__ != module.__name__:
             continue
-        own = [k for k in obj.__mro__ if k is obj or k.__name__.startswith("_")]
+        own = [k for k in obj.__mro__ if k is obj or (
+            k.__name__.startswith("_") and k.__module__.startswith("scratchnet"))]
         for klass in own:
             for attr, value in vars(klass).items():
                 if attr.startswith("_") or not (getattr(value, "__doc__", "") or "").strip():

@@ -130,7 +130,7 @@ def test_a_self_check_says_so(tmp_path):
 
 
 @pytest.mark.parametrize("module, old, new, exercise, hint", [
-    ("gaussian", "log1 = np.log(prior1) - np.log(sigma1) - 0.5 * ((x - mu1) / sigma1) "
+    ("two_gaussians", "log1 = np.log(prior1) - np.log(sigma1) - 0.5 * ((x - mu1) / sigma1) "
      "** 2\n    log2 = np.log(1 - prior1) - np.log(sigma2) - 0.5 * ((x - mu2) / sigma2)"
      " ** 2\n    return 1 / (1 + np.exp(log2 - log1))",
      "a = prior1 * np.exp(-0.5 * ((x - mu1) / sigma1) ** 2) / sigma1\n    b = (1 - "
@@ -300,7 +300,7 @@ def test_loss_hints_mean_over_classes_and_sum_over_the_batch(tmp_path):
 
 
 def test_a_sigma_mistake_is_named_and_no_guess_elsewhere(tmp_path):
-    _, results = _grade(tmp_path, {"gaussian": [
+    _, results = _grade(tmp_path, {"two_gaussians": [
         ("np.log(prior1) - np.log(sigma1) - 0.5", "np.log(prior1) - 0.5"),
         ("np.log(1 - prior1) - np.log(sigma2) - 0.5", "np.log(1 - prior1) - 0.5")]},
         ["two_gaussian_posterior"])
@@ -359,3 +359,17 @@ def test_the_command_line_writes_and_grades_the_assignment(tmp_path, capsys):
     bad.write_text('{"exercises": [{"id": "softmax", "points": -1}]}')
     assert main(["check", str(tmp_path / "sub"), "--assignment", str(bad)]) == 2
     assert "points must be a positive number" in capsys.readouterr().out
+
+
+def test_a_broken_function_costs_only_itself_across_modules(tmp_path):
+    """softmax.py's softmax does not compile; losses.py imports it with log_softmax:
+    log_softmax and cross_entropy keep their points, softmax loses its, and
+    cross_entropy_grad (which calls the missing softmax) is charged there."""
+    _, results = _grade(tmp_path, {"softmax": [("def softmax(x):", "def softmax(x")]},
+                        ["softmax", "log_softmax", "cross_entropy", "cross_entropy_grad"])
+    assert results["softmax"]["points"] == 0
+    assert "syntax error at softmax.py line" in results["softmax"]["message"]
+    assert results["log_softmax"]["points"] == results["log_softmax"]["max_points"]
+    assert results["cross_entropy"]["points"] == results["cross_entropy"]["max_points"]
+    grad = results["cross_entropy_grad"]
+    assert grad["points"] == grad["max_points"]   # carried: softmax is graded there

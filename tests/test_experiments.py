@@ -20,15 +20,15 @@ def _normal_pdf(x, mu, sigma):
     return np.exp(-0.5 * ((x - mu) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
 
 
-def _chapter_textbook_run(seed, steps):
+def _chapter_textbook_run(seed, steps, sizes=(1, 64, 2), loss=None):
     """The textbook recipe on separated, written with the chapters: sn.MLP trained
     by sn.train (SGD 0.1, batches of 64 drawn from the task), on the streams a run
     spawns from its seed (initial weights, data, batches)."""
     init, _, batches = [np.random.default_rng(s)
                         for s in np.random.SeedSequence(seed).spawn(3)]
-    model = sn.MLP([1, 64, 2], rng=init)
+    model = sn.MLP(list(sizes), rng=init)
     history = sn.train(model, sn.tasks.separated(), steps=steps, batch_size=64,
-                       lr=0.1, optimizer="sgd", rng=batches)
+                       lr=0.1, optimizer="sgd", rng=batches, loss=loss)
     return model, history
 
 
@@ -119,6 +119,28 @@ def test_run_is_the_chapter_mlp_trained_by_sn_train(textbook_run):
         np.abs(q - _separated_posterior(x)).max(), rel=1e-9)
     other = experiments.run("separated", "textbook", steps=600, seed=4)
     assert other.rows[-1]["expected_kl"] != final["expected_kl"]   # seeded
+
+
+def test_a_run_with_one_output_is_the_chapters_network_with_its_loss(loss="mse"):
+    """Recipe(sizes=(1, 16, 1), loss=...) end to end, seeds as one ensemble, each
+    the chapter's sn.MLP trained by sn.train with the loss object (issue 29: "mse"
+    on one output raised IndexError, or trained on the wrong targets)."""
+    import dataclasses
+
+    recipe = dataclasses.replace(experiments.RECIPES["textbook"], sizes=(1, 16, 1),
+                                 loss=loss, steps=150, snapshot_steps=(50, 150))
+    results = experiments.run("separated", recipe, seeds=[0, 1])
+    for result in results:
+        model, history = _chapter_textbook_run(result.seed, 150, (1, 16, 1), loss)
+        np.testing.assert_allclose(result.history.losses, history.losses, rtol=1e-12,
+                                   atol=1e-14)
+        q1 = model.predict_proba(result.eval_x[:, None])[:, 1]
+        np.testing.assert_allclose(result.history.snapshot_probs[-1][:, 1], q1,
+                                   rtol=1e-10, atol=1e-13)
+        assert result.rows[-1]["accuracy"] > 0.85      # it learned (Bayes: 0.933)
+    with pytest.raises(ValueError, match=r"loss='cross_entropy' needs one output per "
+                                         r"class, and sizes=\(1, 16, 1\) ends in one"):
+        dataclasses.replace(recipe, loss="cross_entropy")
 
 
 def test_original_recipe_counts_training_points_in_the_tail():

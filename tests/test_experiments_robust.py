@@ -193,6 +193,13 @@ BAD_API = [
      "members"),
     ("run_group member single", lambda: E.run_group([("separated",)], "textbook"),
      TypeError, "members"),
+    # a network that does not fit the task: named, not an internal grid (issue 29)
+    ("run sizes inputs", lambda: E.run("separated", dataclasses.replace(
+        RECIPE, sizes=(2, 16, 2)), steps=5), ValueError,
+     r"recipe 'textbook' has sizes=\(2, 16, 2\).*task 'separated' has 1 input"),
+    ("run sizes outputs", lambda: E.run("separated", dataclasses.replace(
+        RECIPE, sizes=(1, 16, 3)), steps=5), ValueError,
+     r"3 output\(s\), but task 'separated' has .* 2 classes"),
     ("recipe lr inf", lambda: dataclasses.replace(RECIPE, lr=math.inf), ValueError,
      "lr"),
     ("recipe loss list", lambda: dataclasses.replace(RECIPE, loss=["mse"]), TypeError,

@@ -22,6 +22,13 @@ mp.dps = 50
 INF = float("inf")
 
 
+def _engine_mse_grad(o):
+    """The engine's squared error on one member, one sample, one output: 2 (o - c)."""
+    outputs = np.array([[[o]]])
+    sn.fast.objectives.member_losses_inplace(outputs, np.array([[0]]), "mse")
+    return outputs[0, 0, 0]
+
+
 # ---- references in mpmath ------------------------------------------------------
 
 
@@ -203,6 +210,13 @@ CASES = [
     # squared error: overflow is inf, silently and rightly
     ("mse [1e308] vs [-1e308]", lambda: sn.mse_loss([1e308], [-1e308]), INF, 0),
     ("mse [1e154] vs [0]", lambda: sn.mse_loss([1e154], [0.0]), 1e308, 1e-15),
+    # 2 (o - y) = 2e308 rounds to inf: the right answer, silently (issue 29)
+    ("mse_grad sum at 1e308", lambda: sn.mse_loss_grad([[1e308]], [0], reduction="sum")[0, 0],
+     INF, 0),
+    ("mse_grad none at -1e308", lambda: sn.mse_loss_grad([[-1e308]], [[0.0]],
+                                                          reduction="none")[0, 0], -INF, 0),
+    ("mse_grad mean of one at 1e308", lambda: sn.mse_loss_grad([[1e308]], [0])[0, 0], INF, 0),
+    ("engine mse grad at 1e308", lambda: _engine_mse_grad(1e308), INF, 0),
     ("mse (N,1) with 0/1 integer targets",
      lambda: sn.mse_loss(np.array([[0.25], [0.5]]), np.array([0, 1])), (0.0625 + 0.25) / 2, 0),
     # information

@@ -54,12 +54,20 @@ OPTIONS = {  # every option a chapter loss takes, and losses the engine does not
     "custom": Squared(),
     "bce": BCEWithLogitsLoss(),
     "bce-pos_weight": BCEWithLogitsLoss(pos_weight=2.5),
+    # one output, every loss the engine takes there (issue 29: "mse" on one output
+    # read the targets as one-hot columns, IndexError for a target 1)
+    "mse-one-output": MSELoss(),
+    "mse-by-name-one-output": "mse",
+    "bce-by-name": "binary_cross_entropy",
+    "default-one-output": None,
 }
+ONE_OUTPUT = [name for name in OPTIONS
+              if name.startswith("bce") or name.endswith("one-output")]
 
 
 def _case(name):
     loss = OPTIONS[name]
-    sizes = [2, 7, 1] if name.startswith("bce") else [2, 7, 3]
+    sizes = [2, 7, 1] if name in ONE_OUTPUT else [2, 7, 3]
     rng = np.random.default_rng(len(name))
     x = rng.normal(size=(3, 16, 2))
     t = rng.integers(0, max(sizes[-1], 2), size=(3, 16))
@@ -102,6 +110,21 @@ def test_ensemble_computes_every_option_as_the_chapter_on_each_member(name):
         value, grad = sn.objectives.get_loss(loss, sizes[-1]).loss_and_grad(outputs[s], t[s])
         assert values[s] == pytest.approx(value, rel=1e-13, abs=1e-16)
         np.testing.assert_allclose(got[s], grad, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", ONE_OUTPUT)
+@pytest.mark.parametrize("targets", ["zeros", "ones"])
+def test_one_output_with_every_target_the_same_class(name, targets):
+    """All targets 0 (the issue: the ensemble's "mse" gave a wrong loss) or all 1
+    (IndexError): each member as the chapter's network with the loss object."""
+    loss, sizes, x, _ = _case(name)
+    t = np.full((3, 16), targets == "ones", dtype=np.int64)
+    losses, grads = fast.Ensemble(sizes, rngs=[0, 1, 2], loss=loss).loss_and_grads(x, t)
+    for s in range(3):
+        _assert_same(losses[s], grads,
+                     *sn.MLP(sizes, rng=s, loss=loss).loss_and_grads(x[s], t[s]), s=s)
+    _assert_same(*fast.MLP(sizes, rng=0, loss=loss).loss_and_grads(x[0], t[0]),
+                 *sn.MLP(sizes, rng=0, loss=loss).loss_and_grads(x[0], t[0]))
 
 
 def test_the_issues_ignore_index_numbers():

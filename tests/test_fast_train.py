@@ -116,6 +116,10 @@ LOSSES = {  # name: (sizes, loss, targets of the batches)
         margin=0.5, weight=[1.0, 2.0, 0.5]), lambda b: b),
     "binary-cross-entropy": ([2, 8, 1], "binary_cross_entropy",
                              lambda b: [(x, t % 2) for x, t in b]),
+    # one output with squared error (issue 29): the target is the class, 0 or 1
+    "mse-one-output": ([2, 8, 1], "mse", lambda b: [(x, t % 2) for x, t in b]),
+    "bce-pos_weight": ([2, 8, 1], sn.objectives.BCEWithLogitsLoss(pos_weight=3.0),
+                       lambda b: [(x, t % 2) for x, t in b]),
     "probability-targets": ([2, 8, 3], None, lambda b: _probabilities(b, 3)),
     "smoothed": ([2, 8, 3], CrossEntropyLoss(label_smoothing=0.1), lambda b: b),
 }

@@ -47,6 +47,7 @@ CORE = {
     "layers": ["test_layers.py"],
     "optim": ["test_optim.py"],
     "gaussian": ["test_gaussian.py"],
+    "two_gaussians": ["test_gaussian.py"],
     "_mixture": ["test_gaussian.py"],
     "bayes": ["test_bayes.py"],
 }

@@ -67,6 +67,8 @@ def chunks(text: str) -> List[Tuple[int, str, List[str]]]:
     ...         "@d\\ndef g():\\n    pass\\n")
     >>> [(line, names) for line, _, names in chunks(text)]
     [(1, []), (3, ['f']), (6, ['g'])]
+    >>> [source for _, source, _ in chunks("from .softmax import a, b\\n")]
+    ['from .softmax import a\\n', 'from .softmax import b\\n']
     """
     lines = text.splitlines()
     found: List[List[Any]] = []
@@ -85,8 +87,23 @@ def chunks(text: str) -> List[Tuple[int, str, List[str]]]:
     for first, body in found:
         names = [m.group(1) or m.group(2) for m in map(_NAMED.match, body[:8]) if m]
         named = [n for n in names if n][:1]
-        out.append((first, "\n".join(body).rstrip() + "\n", named))
+        source = "\n".join(body).rstrip() + "\n"
+        out += [(first, one, named) for one in _one_name_each(source)]
     return out
+
+
+def _one_name_each(source: str) -> List[str]:
+    """An import of several names as one import per name (one missing costs only it)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [source]
+    node = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(node, (ast.Import, ast.ImportFrom)) or len(node.names) < 2:
+        return [source]
+    return [ast.unparse(type(node)(**{**dict(ast.iter_fields(node)),
+                                      "names": [alias]})) + "\n"
+            for alias in node.names]
 
 
 def find_package(directory: Any) -> Path:

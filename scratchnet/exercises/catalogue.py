@@ -26,7 +26,7 @@ __all__ = ["CATALOGUE", "CHAPTER_ORDER", "OWN", "Exercise", "catalogue_text",
            "chapter_exercise", "chapter_of", "select"]
 
 # The chapters in reading order: the modules of a student's package.
-CHAPTER_ORDER = ("softmax", "losses", "information", "gaussian", "layers", "mlp",
+CHAPTER_ORDER = ("softmax", "losses", "information", "two_gaussians", "layers", "mlp",
                  "optim", "train")
 
 
@@ -102,7 +102,8 @@ CATALOGUE: List[Exercise] = [
     _ex("kl_divergence", "information", "KL(p || q) >= 0, infinite where q = 0 < p",
         5, ["p", "q"], [], [],
         "sum over the last axis of p log(p / q), terms with p = 0 left out"),
-    _ex("two_gaussian_posterior", "gaussian", "Bayes' rule for two Gaussian classes",
+    _ex("two_gaussian_posterior", "two_gaussians",
+        "Bayes' rule for two Gaussian classes",
         6, ["x", "mu1", "sigma1", "mu2", "sigma2", "prior1"], ["sigmoid"], [],
         "P(c1|x) = prior1 N(x; mu1, sigma1) / (the same summed over both classes)"),
     _ex("linear_backward", "layers", "backprop through x @ W + b",

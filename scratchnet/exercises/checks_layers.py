@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..gaussian import two_gaussian_posterior
 from ..information import entropy, kl_divergence
 from ..layers import linear_backward, linear_forward, relu_backward, tanh_backward
+from ..two_gaussians import two_gaussian_posterior
 from .diagnoses import equals, nan_where
 from .probes import Failed, expect_close, expect_each, fd_gradient, show, unchanged
 

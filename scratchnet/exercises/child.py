@@ -103,7 +103,6 @@ class _Session:
             return original(*args, **kwargs)
 
         recorder.__name__ = recorder.__qualname__ = ex_id
-        recorder.__doc__ = original.__doc__
         if method:
             setattr(owner, method, recorder)
             return
@@ -159,18 +158,20 @@ class _Session:
             cls_name, _, method = ex_id.partition(".")
             module = sys.modules.get(f"{PACKAGE}.{self.homes[ex_id]}")
             own = getattr(module, cls_name, None)
-            if own is None:
-                continue
             if method:
-                undo.append((own, method, vars(own).get(method)))
-                setattr(own, method, self.library[ex_id])
+                if own is not None:
+                    undo.append((own, method, vars(own).get(method)))
+                    setattr(own, method, self.library[ex_id])
                 continue
-            for name, mod in list(sys.modules.items()):
-                if name.split(".")[0] == PACKAGE and isinstance(mod, types.ModuleType):
-                    for attr, value in list(vars(mod).items()):
-                        if value is own:
-                            undo.append((mod, attr, own))
-                            setattr(mod, attr, self.library[ex_id])
+            mine = [m for n, m in list(sys.modules.items())
+                    if n.split(".")[0] == PACKAGE and isinstance(m, types.ModuleType)]
+            if own is None:   # missing or broken: bound where its name is missing
+                places = [(m, cls_name) for m in mine if cls_name not in vars(m)]
+            else:             # by identity, under any name
+                places = [(m, a) for m in mine for a, v in vars(m).items() if v is own]
+            for mod, attr in places:
+                undo.append((mod, attr, own))
+                setattr(mod, attr, self.library[ex_id])
         return undo
 
     def resolve(self, value: Any) -> Any:
@@ -282,10 +283,9 @@ def _limits(memory_mb: int, cpu_seconds: int) -> None:
     for kind, value in ((resource.RLIMIT_AS, memory_mb * 2**20),
                         (resource.RLIMIT_CPU, cpu_seconds)):
         hard = resource.getrlimit(kind)[1]
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
         try:
-            resource.setrlimit(kind, (value, hard))
+            resource.setrlimit(kind, (value if hard == resource.RLIM_INFINITY
+                                      else min(value, hard), hard))
         except (ValueError, OSError):  # macOS: no RLIMIT_AS
             pass
 

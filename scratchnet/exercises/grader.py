@@ -232,7 +232,7 @@ def grade(job: Dict[str, Any]) -> Report:
     """
     start = time.perf_counter()
     become_reaper()
-    load_own(*job.get("exercises_files", []))
+    load_own(*job.get("own", []))   # the instructor's exercises files
     directory = Path(job["dir"])
     entries = {e["id"]: e for e in job["exercises"]}
     exercises = select(list(entries))
@@ -246,6 +246,8 @@ def grade(job: Dict[str, Any]) -> Report:
         if findings[ex.id]["status"] == "ok":
             modules[ex.chapter] = modules.get(ex.chapter, False) or \
                 findings[ex.id]["broken_module"]
+    # modules built definition by definition first: the others import them
+    modules = dict(sorted(modules.items(), key=lambda item: not item[1]))
     children = _Children(directory, modules, job)
     done: Dict[str, Dict[str, Any]] = {}
     failed: set = set()
@@ -345,8 +347,7 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
         raise UsageError(f"no such directory: {directory}")
     package = find_package(directory).resolve()
     job: Dict[str, Any] = {"dir": str(package), "limit": limit, "memory_mb": memory_mb,
-                           "allow": [], "mode": "assignment"}
-    job["exercises_files"] = load_own(exercises, assignment)  # KeyError: no such file
+                           "allow": [], "own": load_own(exercises, assignment)}
     if assignment is not None:
         try:
             data = read_assignment(assignment)

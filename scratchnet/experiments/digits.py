@@ -29,6 +29,7 @@ experiment finds one and asks two questions with it
 from __future__ import annotations
 
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Optional
@@ -38,11 +39,12 @@ import numpy as np
 from .. import fast
 from .._validation import check_positive_int, check_scalar
 from ..datasets import Splits, load_digits
-from ..fitting import PCA, fit_gaussian_classes, fit_pca
+from ..fitting import PCA, fit_pca
 from ..gaussian import GaussianClasses
+from ..losses import nll_loss
 from ..metrics import expected_calibration_error
 from ..softmax import log_softmax
-from ..temperature import fit_temperature
+from ..temperature import ScratchnetWarning, fit_temperature
 from .pool import single_threaded_blas, worker_context
 
 __all__ = ["DigitsResult", "DigitsSettings", "FittedModel", "fit_generative",
@@ -190,18 +192,11 @@ def fit_generative(digits: Splits, dim: int, shrinkage: Optional[float] = None
     z_val, c_val = pca.transform(digits.validation.x), digits.validation.c
     scores = {}
     for alpha in SHRINKAGES if shrinkage is None else (shrinkage,):
-        task = GaussianClasses(*fit_gaussian_classes(z, c, shrinkage=alpha))
-        scores[alpha] = _nll(task.log_posterior(z_val), c_val)
+        task = GaussianClasses.fit(z, c, shrinkage=alpha)
+        scores[alpha] = float(nll_loss(task.log_posterior(z_val), c_val))
     best = min(scores, key=scores.get)
-    task = GaussianClasses(*fit_gaussian_classes(z, c, shrinkage=best))
+    task = GaussianClasses.fit(z, c, shrinkage=best)
     return FittedModel(pca, task, best, scores)
-
-
-def _nll(log_q: np.ndarray, c: np.ndarray) -> float:
-    """Mean -log q(c_j | x_j) of log-probabilities (..., n, M): float or (...,)."""
-    index = np.broadcast_to(c[:, None], (*log_q.shape[:-1], 1))
-    picked = np.take_along_axis(log_q, index, axis=-1)
-    return -picked[..., 0].mean(axis=-1)
 
 
 def _snapshot_steps(steps: int, count: int) -> list[int]:
@@ -283,7 +278,7 @@ def real_unit(digits: Splits, settings: DigitsSettings) -> dict:
     -------
     dict
         ``steps`` (T,); test ``nll``, ``ece``, ``accuracy`` (T, S) at the
-        snapshots; the final ``val_logits`` and ``test_logits`` (S, n, 10).
+        snapshots; the final ``val_logits`` and ``test_logits`` (S, n, M).
 
     Examples
     --------
@@ -294,7 +289,8 @@ def real_unit(digits: Splits, settings: DigitsSettings) -> dict:
     (2, 359, 10)
     """
     x, c = digits.test
-    sizes = [x.shape[1], settings.hidden, settings.hidden, 10]
+    classes = int(digits.train.c.max()) + 1
+    sizes = [x.shape[1], settings.hidden, settings.hidden, classes]
     data = [tuple(digits.train)] * settings.seeds
     ensemble, batches, optimizer = _ensemble(sizes, settings, data, 0)
     snaps = _snapshot_steps(settings.steps, settings.snapshots)
@@ -302,7 +298,7 @@ def real_unit(digits: Splits, settings: DigitsSettings) -> dict:
 
     def measure(step: int, ens: fast.Ensemble) -> None:
         log_q = ens.predict_log_proba(x)
-        nll.append(_nll(log_q, c))
+        nll.append([nll_loss(lq, c) for lq in log_q])
         ece.append([expected_calibration_error(np.exp(lq), c) for lq in log_q])
         accuracy.append((log_q.argmax(axis=-1) == c).mean(axis=-1))
 
@@ -317,7 +313,7 @@ def real_unit(digits: Splits, settings: DigitsSettings) -> dict:
 def _scores(logits: np.ndarray, c: np.ndarray, temperature: float) -> dict:
     """Test NLL, ECE and accuracy of softmax(logits / T)."""
     log_q = log_softmax(logits / temperature, axis=1)
-    return {"nll": float(_nll(log_q, c)),
+    return {"nll": float(nll_loss(log_q, c)),
             "ece": expected_calibration_error(np.exp(log_q), c),
             "accuracy": float((log_q.argmax(axis=1) == c).mean())}
 
@@ -340,6 +336,9 @@ class DigitsResult:
         after scaling both; ``generative_temperature``.
     elapsed : float
         Seconds.
+    name : str
+        The data set's name ("digits" unless :func:`run_digits` was given
+        another data set).
 
     Examples
     --------
@@ -353,6 +352,7 @@ class DigitsResult:
     synthetic: list = field(default_factory=list)
     real: dict = field(default_factory=dict)
     elapsed: float = 0.0
+    name: str = "digits"
 
 
 def _unit(kind: str, payload: Any, settings: DigitsSettings) -> tuple:
@@ -364,7 +364,8 @@ def _unit(kind: str, payload: Any, settings: DigitsSettings) -> tuple:
 
 
 def run_digits(settings: DigitsSettings = DigitsSettings(), *, jobs: int = 1,
-               progress: Optional[Callable[[str], None]] = None) -> DigitsResult:
+               progress: Optional[Callable[[str], None]] = None,
+               data: Optional[Splits] = None, name: str = "digits") -> DigitsResult:
     """Run both studies; ``jobs`` worker processes share the networks.
 
     Parameters
@@ -374,6 +375,13 @@ def run_digits(settings: DigitsSettings = DigitsSettings(), *, jobs: int = 1,
         1: in this process; more: a process pool, one BLAS thread each.
     progress : callable, optional
         Called with one line of text as each part finishes.
+    data : Splits, optional
+        Another data set, split three ways, classes :math:`0 .. M-1`
+        (:func:`scratchnet.experiments.real.load_table` reads any); by
+        default the digits.  The fitted model uses ``min(dim, D)`` principal
+        components.
+    name : str, default "digits"
+        The data set's name, for the progress lines and the report.
 
     Returns
     -------
@@ -393,14 +401,15 @@ def run_digits(settings: DigitsSettings = DigitsSettings(), *, jobs: int = 1,
     jobs = check_positive_int(jobs, "jobs")
     start = time.perf_counter()
     say = progress or (lambda message: None)
-    digits = load_digits()
-    fitted = fit_generative(digits, settings.dim, settings.shrinkage)
-    say(f"digits: fitted Gaussian classes on {settings.dim} principal components "
+    digits = load_digits() if data is None else data
+    dim = min(settings.dim, digits.train.x.shape[1])
+    fitted = fit_generative(digits, dim, settings.shrinkage)
+    say(f"{name}: fitted Gaussian classes on {dim} principal components "
         f"(shrinkage {fitted.shrinkage:g}, chosen on validation)")
     params = (fitted.task.means, fitted.task.scales, fitted.task.priors)
     work = [("real", digits)] + [("synthetic", (params, n))
                                  for n in sorted(settings.sizes, reverse=True)]
-    result = DigitsResult(settings, fitted)
+    result = DigitsResult(settings, fitted, name=name)
     done = 0
     if jobs == 1:
         finished = (_unit(kind, payload, settings) for kind, payload in work)
@@ -418,14 +427,17 @@ def run_digits(settings: DigitsSettings = DigitsSettings(), *, jobs: int = 1,
                 result.real = out
             else:
                 result.synthetic.append(out)
-            what = "real digits" if kind == "real" else f"semi-synthetic n={out['n']:,}"
-            say(f"digits: [{done}/{len(work)}] {what} trained "
+            what = (f"real {name}" if kind == "real"
+                    else f"semi-synthetic n={out['n']:,}")
+            say(f"{name}: [{done}/{len(work)}] {what} trained "
                 f"({time.perf_counter() - start:.1f} s)")
     finally:
         if jobs != 1:
             pool.shutdown(cancel_futures=True)
     result.synthetic.sort(key=lambda out: out["n"])
     _calibrate(result, digits)
+    for note in result.real["temperature_notes"]:
+        say(f"{name}: note: {note}")
     result.elapsed = time.perf_counter() - start
     return result
 
@@ -434,10 +446,14 @@ def _calibrate(result: DigitsResult, digits: Splits) -> None:
     """Temperatures on validation; final test scores and KL to the fitted model."""
     real, fitted = result.real, result.fitted
     c_val, c = digits.validation.c, digits.test.c
-    temps = [fit_temperature(z, c_val) for z in real["val_logits"]]
-    gen_val, gen_test = fitted.log_posterior(digits.validation.x), fitted.log_posterior(
-        digits.test.x)
-    t_gen = fit_temperature(gen_val, c_val)
+    with warnings.catch_warnings(record=True) as caught:   # a T at a bound:
+        warnings.simplefilter("always", ScratchnetWarning)  # kept as a note
+        temps = [fit_temperature(z, c_val) for z in real["val_logits"]]
+        gen_val = fitted.log_posterior(digits.validation.x)
+        gen_test = fitted.log_posterior(digits.test.x)
+        t_gen = fit_temperature(gen_val, c_val)
+    real["temperature_notes"] = list(dict.fromkeys(
+        str(w.message) for w in caught if issubclass(w.category, ScratchnetWarning)))
     real["temperatures"], real["generative_temperature"] = np.array(temps), t_gen
     real["scores"] = {
         "network": [_scores(z, c, 1.0) for z in real["test_logits"]],

@@ -24,8 +24,9 @@ from ..metrics import expected_calibration_error
 from .cli import OneLineParser, non_negative, out_dir, positive
 from .digits import DigitsResult, DigitsSettings, run_digits
 from .pool import cpu_count
+from .real import BUNDLED, REAL_SETTINGS, run_real
 
-__all__ = ["build_parser", "digits_table", "main", "write_digits"]
+__all__ = ["build_parser", "digits_table", "main", "real_main", "write_digits"]
 
 
 def _spread(values: Any, digits: int = 4) -> str:
@@ -61,13 +62,15 @@ def digits_table(result: DigitsResult) -> str:
     >>> "| n |" in table and "temperature" in table
     True
     """
-    s, real = result.settings, result.real
+    s, real, name = result.settings, result.real, result.name
     seeds = (f"seeds {s.seed}..{s.seed + s.seeds - 1}" if s.seeds > 1
              else f"seed {s.seed}")
     first = result.synthetic[0] if result.synthetic else None
-    lines = [f"Semi-synthetic: {s.dim}-D Gaussian classes fitted to the digits "
-             f"(shrinkage {result.fitted.shrinkage:g}); networks {s.dim}-{s.hidden}-"
-             f"{s.hidden}-10, Adam lr {s.lr:g}, batch {s.batch_size}, {s.steps:,} "
+    task, inputs = result.fitted.task, result.fitted.pca.mean.shape[-1]
+    dim, m = task.dim, task.num_classes
+    lines = [f"Semi-synthetic: {dim}-D Gaussian classes fitted to {name} "
+             f"(shrinkage {result.fitted.shrinkage:g}); networks {dim}-{s.hidden}-"
+             f"{s.hidden}-{m}, Adam lr {s.lr:g}, batch {s.batch_size}, {s.steps:,} "
              f"steps, {seeds}; median [min, max] over seeds, on "
              f"{s.eval_samples:,} fresh draws.", ""]
     if first is not None:
@@ -82,9 +85,10 @@ def digits_table(result: DigitsResult) -> str:
     rows = [("network", "network, T=1"), ("network, T", "network, temperature T"),
             ("generative", "fitted model, T=1"),
             ("generative, T", "fitted model, temperature T")]
-    lines += ["", f"Real digits, test split ({len(real['test_targets'])} images); "
-              f"networks 64-{s.hidden}-{s.hidden}-10 on the training split; T fitted "
-              "on the validation split.", "",
+    what = "images" if name == "digits" else "samples"
+    lines += ["", f"Real {name}, test split ({len(real['test_targets'])} {what}); "
+              f"networks {inputs}-{s.hidden}-{s.hidden}-{m} on the training split; T "
+              "fitted on the validation split.", "",
               "| model | T | test NLL (nats) | ECE | accuracy |",
               "|---|---|---|---|---|"]
     temps = {"network": 1.0, "network, T": real["temperatures"], "generative": 1.0,
@@ -97,6 +101,7 @@ def digits_table(result: DigitsResult) -> str:
     lines += ["", "Mean KL(fitted posterior || network) on the test split: "
               f"{_spread(real['kl_to_fitted'])} nats at T = 1, "
               f"{_spread(real['kl_to_fitted_T'])} after scaling both."]
+    lines += [f"\nNote: {note}." for note in real.get("temperature_notes", [])]
     return "\n".join(lines)
 
 
@@ -115,7 +120,9 @@ def write_digits(result: DigitsResult, out: Path, format: str = "png") -> list[P
     list of pathlib.Path
         ``digits_kl.<format>``, ``digits_reliability.<format>``,
         ``digits_training.<format>``, ``digits.md``,
-        ``digits_semi_synthetic.csv``, ``digits_real.csv``.
+        ``digits_semi_synthetic.csv``, ``digits_real.csv`` (``digits``: the
+        result's ``name``, e.g. ``wine`` for ``python -m scratchnet real``).
+        Each figure has a title naming the data set and what it shows.
 
     Examples
     --------
@@ -140,7 +147,7 @@ def write_digits(result: DigitsResult, out: Path, format: str = "png") -> list[P
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    real, paths = result.real, []
+    real, paths, name = result.real, [], result.name
 
     def save(fig: Any, name: str) -> None:
         paths.append(out / f"{name}.{format}")
@@ -153,7 +160,9 @@ def write_digits(result: DigitsResult, out: Path, format: str = "png") -> list[P
         plot_kl_against_n(sizes, [o["kl"][-1] for o in result.synthetic], ax=axes[0])
         plot_kl_against_steps(result.synthetic[0]["steps"], sizes,
                               [o["kl"] for o in result.synthetic], ax=axes[1])
-        save(fig, "digits_kl")
+        fig.suptitle(f"{name}: networks trained on samples of the fitted model, "
+                     "distance to its exact posterior")
+        save(fig, f"{name}_kl")
     fig, axes = plt.subplots(2, 2, figsize=(8.4, 9.2), layout="constrained")
     titles = {"network": "network (seed {seed}), T = 1",
               "network, T": "network (seed {seed}), T = {t:.2f}",
@@ -161,22 +170,28 @@ def write_digits(result: DigitsResult, out: Path, format: str = "png") -> list[P
               "generative, T": "fitted model, T = {t:.2f}"}
     temps = {"network, T": real["temperatures"][0],
              "generative, T": real["generative_temperature"]}
+    legend: dict = {}
     for ax, (key, probs) in zip(axes.flat, real["probabilities"].items()):
         plot_reliability_diagram(probs, real["test_targets"], ax=ax)
         ece = expected_calibration_error(probs, real["test_targets"])
         title = titles[key].format(seed=result.settings.seed, t=temps.get(key, 1.0))
         ax.set_title(f"{title}: ECE {ece:.3f}", fontsize="medium")
-        handles, labels = ax.get_legend_handles_labels()
+        shown = ax.get_legend()
+        legend.update(zip((t.get_text() for t in shown.texts), shown.legend_handles))
         ax.get_legend().remove()
-    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize="small")
-    save(fig, "digits_reliability")
+    fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=2,
+               fontsize="small")
+    fig.suptitle(f"{name}, test split: reliability of the network and of the fitted "
+                 "model, before and after temperature scaling")
+    save(fig, f"{name}_reliability")
     gen = real["scores"]["generative"]
     axes = plot_calibration_over_training(real["steps"], real["nll"], real["ece"],
                                           reference=(gen["nll"], gen["ece"]))
-    save(axes[0].figure, "digits_training")
-    paths.append(out / "digits.md")
+    axes[0].figure.suptitle(f"{name}: the network's test NLL and ECE over training")
+    save(axes[0].figure, f"{name}_training")
+    paths.append(out / f"{name}.md")
     paths[-1].write_text(digits_table(result) + "\n")
-    paths.append(out / "digits_semi_synthetic.csv")
+    paths.append(out / f"{name}_semi_synthetic.csv")
     with paths[-1].open("w", newline="") as f:
         rows = csv.writer(f)
         rows.writerow(["n", "seed", "step", "expected_kl"])
@@ -184,7 +199,7 @@ def write_digits(result: DigitsResult, out: Path, format: str = "png") -> list[P
             for t, step in enumerate(o["steps"]):
                 rows.writerows([o["n"], result.settings.seed + s, int(step),
                                 f"{kl:.6g}"] for s, kl in enumerate(o["kl"][t]))
-    paths.append(out / "digits_real.csv")
+    paths.append(out / f"{name}_real.csv")
     with paths[-1].open("w", newline="") as f:
         rows = csv.writer(f)
         rows.writerow(["seed", "step", "test_nll", "test_ece", "test_accuracy"])
@@ -219,8 +234,13 @@ def _fraction(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The options of ``python -m scratchnet digits``.
+def build_parser(command: str = "digits") -> argparse.ArgumentParser:
+    """The options of ``python -m scratchnet digits`` (or ``real``).
+
+    Parameters
+    ----------
+    command : {"digits", "real"}, default "digits"
+        ``real`` adds ``--dataset``, ``--target`` and ``--no-standardize``.
 
     Returns
     -------
@@ -231,17 +251,39 @@ def build_parser() -> argparse.ArgumentParser:
     >>> from scratchnet.experiments.digits_report import build_parser
     >>> build_parser().parse_args(["--sizes", "100,30"]).sizes
     (30, 100)
+    >>> build_parser("real").parse_args(["--dataset", "wine"]).out.name
+    'scratchnet-real'
     """
-    d = DigitsSettings()
+    d = DigitsSettings() if command == "digits" else REAL_SETTINGS
+    data = ("the bundled digits" if command == "digits"
+            else "any labelled data set (--dataset)")
     parser = OneLineParser(
-        prog="scratchnet digits",
-        description="When the generative model is unknown: fit Gaussian classes to "
-        "the bundled digits, train networks on samples of that model (expected KL "
-        "to its exact posterior against n) and on the real digits (test NLL, ECE "
-        "and accuracy before and after temperature scaling).")
-    parser.add_argument("--out", type=out_dir, default=Path("scratchnet-digits"),
+        prog=f"scratchnet {command}",
+        description=f"When the generative model is unknown: fit Gaussian classes to "
+        f"{data}, train networks on samples of that model (expected KL to its "
+        "exact posterior against n) and on the real data (test NLL, ECE and "
+        "accuracy before and after temperature scaling on the validation split).",
+        epilog=None if command == "digits" else
+        "output (in --out): NAME_kl, NAME_reliability and NAME_training figures "
+        "(NAME: the data set), NAME.md (the table, also printed), "
+        "NAME_semi_synthetic.csv and NAME_real.csv; a progress line per part on "
+        "stderr.  python -m scratchnet digits is this study on the digits, "
+        "without standardisation.")
+    if command == "real":
+        parser.add_argument("--dataset", required=True, metavar="NAME|PATH.csv",
+                            help=f"one of {', '.join(BUNDLED)} (scikit-learn's, no "
+                            "download) or a CSV file with a header row, numeric "
+                            "features and one column of labels")
+        parser.add_argument("--target", default=None, metavar="COLUMN",
+                            help="the CSV file's label column (default: the last)")
+        parser.add_argument("--no-standardize", dest="standardize",
+                            action="store_false",
+                            help="keep the features' scales (by default each is "
+                            "centred and scaled on the training split: shrinkage "
+                            "depends on the scales)")
+    parser.add_argument("--out", type=out_dir, default=Path(f"scratchnet-{command}"),
                         help="directory for figures and tables "
-                        "(default: scratchnet-digits)")
+                        f"(default: scratchnet-{command})")
     parser.add_argument("--sizes", type=_sizes, default=d.sizes,
                         help="semi-synthetic training-set sizes, comma-separated "
                         f"(default: {','.join(map(str, d.sizes))})")
@@ -266,13 +308,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def real_main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m scratchnet real``: the study on any data set.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The options after ``real`` (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 1 on a failure (a missing file or column, non-numeric
+        features, too few samples of a class); bad options exit with 2.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from scratchnet.experiments.digits_report import real_main
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     real_main(["--dataset", "iris", "--sizes", "50", "--steps", "20",
+    ...                "--seeds", "2", "--hidden", "8", "--jobs", "1", "--quiet",
+    ...                "--out", out])
+    0
+    """
+    return main(argv, command="real")
+
+
+def main(argv: Optional[Sequence[str]] = None, command: str = "digits") -> int:
     """``python -m scratchnet digits``: run the study, write figures and tables.
 
     Parameters
     ----------
     argv : sequence of str, optional
         The options after ``digits`` (default: ``sys.argv[1:]``).
+    command : {"digits", "real"}, default "digits"
+        ``real``: :func:`real_main`.
 
     Returns
     -------
@@ -288,7 +359,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ...           "--hidden", "8", "--jobs", "1", "--quiet", "--out", out])
     0
     """
-    parser = build_parser()
+    parser = build_parser(command)
     args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
     try:
         settings = replace(DigitsSettings(), sizes=args.sizes, steps=args.steps,
@@ -303,11 +374,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     jobs = args.jobs or cpu_count()
     try:
-        result = run_digits(settings, jobs=jobs, progress=say)
+        if command == "digits":
+            result = run_digits(settings, jobs=jobs, progress=say)
+        else:
+            say(f"real: {args.dataset}, standardised: {args.standardize}")
+            result = run_real(args.dataset, settings, target=args.target,
+                              scale=args.standardize, jobs=jobs, progress=say)[0]
         paths = write_digits(result, args.out, args.format)
     except (OSError, ValueError, ImportError, FloatingPointError,
             BrokenProcessPool) as exc:
-        print(f"scratchnet digits: error: {exc}", file=sys.stderr)
+        print(f"scratchnet {command}: error: {exc}", file=sys.stderr)
         return 1
     if not args.quiet:
         print(digits_table(result))

@@ -183,6 +183,10 @@ class Recipe:
         choice(self.init, "init", ("xavier", "he", "torch"))
         choice(self.dtype, "dtype", ("float64", "float32"))
         choice(self.loss, "loss", LOSSES)
+        if sizes[-1] == 1 and self.loss != "mse":   # one output: the class-1 logit
+            raise ValueError(f"loss={self.loss!r} needs one output per class, and "
+                             f"sizes={sizes!r} ends in one output; with one output a "
+                             "recipe trains with loss='mse' (or end sizes in 2)")
 
     def learning_rate(self, steps: int) -> Union[float, CosineAnnealingLR]:
         """The ``lr`` argument of :func:`scratchnet.train` for a run of ``steps``.

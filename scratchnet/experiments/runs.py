@@ -254,6 +254,20 @@ def _task(task: Any) -> GaussianClasses:
     return task
 
 
+def _check_fits(recipe: Recipe, task: GaussianClasses) -> None:
+    """The recipe's network takes the task's inputs and gives one output per class
+    (or one output, class 1's, for two classes)."""
+    inputs, outputs = recipe.sizes[0], recipe.sizes[-1]
+    m = task.num_classes
+    if inputs != task.dim or outputs not in ((m, 1) if m == 2 else (m,)):
+        name = repr(task.name) if task.name else repr(task)
+        raise ValueError(
+            f"recipe {recipe.name!r} has sizes={recipe.sizes}, a network of {inputs} "
+            f"input(s) and {outputs} output(s), but task {name} has {task.dim} "
+            f"input dimension(s) and {m} classes: give the recipe sizes "
+            f"({task.dim}, ..., {m})")
+
+
 def _progress(progress: Any) -> bool:
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True, False or None; got {progress!r}")
@@ -377,6 +391,8 @@ def run_group(
                 or len(member) != 2:
             raise TypeError(f"members must hold (task, seed) pairs; got {member!r:.60}")
     tasks = [_task(t) for t, _ in members]
+    for task in tasks:
+        _check_fits(recipe, task)
     for _, seed in members:
         check_positive_int(seed, "seed of a member", minimum=0)
     snapshots = sorted({s for s in recipe.snapshot_steps if s < steps} | {steps})

@@ -25,6 +25,7 @@ cross-entropy      :math:`\frac1B \sum_b [\log \sum_i e^{o_{sbi}}   ``CrossEntro
                    - o_{sbc}]`, gradient :math:`(q - y) / B`        ``Loss()``
 ``mse``            :math:`\frac{1}{BM} \sum_{b, i} (o_{sbi} -       ``MSELoss()``
                    y_{sbi})^2`, gradient :math:`2 (o - y) / (BM)`
+                   (one output: :math:`y_{sb} = c_{sb}`)
 ``hinge``          :math:`\frac1B \sum_b \frac{w_c}{M} \sum_{i \ne  ``MultiMargin``
                    c} \max(0, \Delta - o_{sbc} + o_{sbi})`          ``Loss(margin,``
                                                                     ``weight)``
@@ -33,11 +34,12 @@ any other object   ``loss.loss_and_grad(outputs[s], targets[s])``,  itself
                    ``ignore_index`` in range, ``pos_weight``, ...)
 =================  ===============================================  =================
 
-(:math:`y` is the one-hot row of the class :math:`c`.)  The first three are
-vectorised over the members and the classes; the cross-entropy is the plain
-one (fused, the kernel :class:`scratchnet.fast.MLP` uses too), its options
-go to the last row.  ``tests/test_fast_edges.py``
-pins each loss and each option to its loss object, member by member.
+(:math:`y` is the one-hot row of the class :math:`c`; with one output, the
+class itself, 0 or 1, as ``MSELoss`` reads targets beside one column.)  The
+first three are vectorised over the members and the classes; the
+cross-entropy is the plain one (fused, the kernel :class:`scratchnet.fast.MLP`
+uses too), its options go to the last row.  ``tests/test_fast_edges.py`` pins
+each loss and each option to its loss object, member by member.
 """
 
 from __future__ import annotations
@@ -119,14 +121,23 @@ def _rows(outputs: np.ndarray) -> tuple:
 
 
 def _mse(outputs: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """``MSELoss`` per member: the mean over the B x M entries of (o - one_hot)^2."""
-    members, rows = _rows(outputs)
-    outputs[members, rows, targets] -= 1.0  # the residual o - y
+    """``MSELoss`` per member: the mean over the B x M entries of (o - y)^2.
+
+    ``y`` is the one-hot row of the class for M >= 2 outputs, and the class
+    itself (0 or 1) for one output, as ``MSELoss`` reads targets beside one
+    column.
+    """
+    if outputs.shape[2] == 1:
+        outputs[..., 0] -= targets  # the residual o - c
+    else:
+        members, rows = _rows(outputs)
+        outputs[members, rows, targets] -= 1.0  # the residual o - one_hot(c)
     size = outputs.shape[1] * outputs.shape[2]
     with np.errstate(over="ignore"):  # as the chapter: (1e300)^2 is inf, correctly
         squares = np.square(outputs)   # rounded (the caller checks the losses)
     losses = squares.reshape(len(outputs), -1).sum(axis=1) / size
-    outputs *= 2.0 * (1.0 / size)  # as scoring.mse_loss_grad
+    with np.errstate(over="ignore"):  # as scoring.mse_loss_grad: inf past 1.8e308
+        outputs *= 2.0 * (1.0 / size)
     return losses.astype(np.float64)
 
 

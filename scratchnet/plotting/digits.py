@@ -158,6 +158,7 @@ def plot_calibration_over_training(steps: Sequence[int], nll: Any, ece: Any, *,
     for ax in axes:
         check_ax(ax)
     labels = ("test NLL (nats)", "test ECE (10 bins)")
+    titles = ("held-out negative log-likelihood", "expected calibration error")
     for i, (ax, values) in enumerate(zip(axes, series)):
         _median_band(ax, steps, values, CLASS_COLORS[0], "network (median, range)")
         if reference is not None:
@@ -165,6 +166,7 @@ def plot_calibration_over_training(steps: Sequence[int], nll: Any, ece: Any, *,
                        label="fitted generative model")
         ax.set(xscale="log", yscale="log" if i == 0 else "linear",
                xlabel="training steps (batches)", ylabel=labels[i])
+        ax.set_title(titles[i], pad=28)
         if i:
             ax.set_ylim(bottom=0)
         ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), fontsize="small",

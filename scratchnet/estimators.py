@@ -1,0 +1,478 @@
+r"""scikit-learn's conventions around the chapters: the fitted model and the network.
+
+Everything the library teaches works on arrays of class indices
+:math:`0 .. M-1`.  A practitioner holds a table ``X`` and labels ``y`` of any
+kind (strings, booleans, floats, categories) and expects an *estimator*:
+``fit(X, y)``, ``predict``, ``predict_proba``, ``score``, and a place in a
+``Pipeline``, ``cross_val_score``, ``GridSearchCV`` or
+``CalibratedClassifierCV``.  Two estimators wrap the chapters:
+
+* :class:`GaussianClassifier` fits Gaussian classes by maximum likelihood
+  (:func:`scratchnet.fitting.fit_gaussian_classes`) and answers with their
+  exact Bayes posterior :math:`P(c \mid x)`
+  (:class:`scratchnet.GaussianClasses`): quadratic discriminant analysis
+  (``covariance="full"``), linear discriminant analysis (``"tied"``: one
+  covariance shared by the classes) or Gaussian naive Bayes (``"diag"``).
+* :class:`NetworkClassifier` trains the chapters' :class:`scratchnet.MLP`
+  with :func:`scratchnet.train`: the network whose softmax outputs learn
+  that posterior, with early stopping and temperature scaling on a held-out
+  validation split.
+
+Labels are encoded as ``classes_ = np.unique(y)`` and a sample's label
+becomes its index there; ``predict`` maps back, and the columns of
+``predict_proba`` follow ``classes_``.
+
+Shrinkage toward :math:`(\operatorname{tr} S / D)\, I` mixes the features'
+variances, so it depends on their scales: standardise first
+(``make_pipeline(StandardScaler(), GaussianClassifier(shrinkage=0.1))``).
+This module needs scikit-learn (``pip install "scratchnet[data]"``); the
+rest of the library does not import it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ._validation import check_choice, check_positive_int, check_scalar
+from .datasets import INSTALL_HINT, stratified_split
+from .fitting import GaussianParameters, fit_gaussian_classes
+from .gaussian import GaussianClasses
+from .mlp import MLP
+from .softmax import log_softmax
+from .temperature import ScratchnetWarning, fit_temperature
+from .train import train
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.utils import check_random_state, metadata_routing
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_is_fitted, validate_data
+except ImportError:  # pragma: no cover - the error names the extra
+    raise ImportError("scratchnet.estimators needs scikit-learn: "
+                      f"{INSTALL_HINT}") from None
+
+__all__ = ["GaussianClassifier", "LabelledClassifier", "NetworkClassifier",
+           "fit_gaussian_kind"]
+
+COVARIANCES = ("full", "tied", "diag")
+
+
+def fit_gaussian_kind(x: np.ndarray, targets: np.ndarray, num_classes: int,
+                      shrinkage: float, covariance: str) -> GaussianParameters:
+    r"""Gaussian classes with full, shared (tied) or diagonal covariances.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n, D)
+    targets : ndarray of int, shape (n,)
+        Classes in ``[0, num_classes)``, each present.
+    num_classes : int
+    shrinkage : float in [0, 1]
+        :math:`\alpha` of :func:`scratchnet.fitting.fit_gaussian_classes`.
+    covariance : {"full", "tied", "diag"}
+
+    Returns
+    -------
+    GaussianParameters
+        Priors :math:`n_c / n` and means :math:`\mu_c` in every case, and
+
+        * ``"full"``: :math:`\Sigma_c = (1-\alpha) S_c + \alpha
+          (\operatorname{tr} S_c / D) I` (quadratic discriminant analysis);
+        * ``"tied"``: one :math:`\Sigma = (1-\alpha) S + \alpha
+          (\operatorname{tr} S / D) I` for all classes, with the pooled
+          :math:`S = \sum_c \frac{n_c}{n} S_c`, the covariance of the
+          residuals :math:`x_j - \mu_{c_j}` (linear discriminant analysis);
+        * ``"diag"``: the diagonal of the ``"full"`` covariances (Gaussian
+          naive Bayes: the features independent within a class).
+
+    Examples
+    --------
+    >>> from scratchnet.estimators import fit_gaussian_kind
+    >>> x = np.array([[0.0, 0.0], [2.0, 2.0], [4.0, 0.0], [6.0, 6.0]])
+    >>> fit_gaussian_kind(x, np.array([0, 0, 1, 1]), 2, 0.0, "tied").covariances[0]
+    array([[2., 2.],
+           [2., 4.]])
+    """
+    if covariance == "full":
+        return fit_gaussian_classes(x, targets, shrinkage=shrinkage,
+                                    num_classes=num_classes)
+    onehot = np.eye(num_classes)[targets]
+    counts = onehot.sum(axis=0)                                   # n_c
+    means = onehot.T @ x / counts[:, None]                        # mu_c
+    residuals = x - means[targets]                                # x_j - mu_{c_j}
+    if covariance == "tied":
+        pooled = fit_gaussian_classes(residuals, np.zeros(len(x), dtype=np.int64),
+                                      shrinkage=shrinkage).covariances[0]
+        covariances = np.broadcast_to(pooled, (num_classes, *pooled.shape))
+    else:
+        variances = onehot.T @ residuals**2 / counts[:, None]     # diag S_c
+        variances = ((1.0 - shrinkage) * variances
+                     + shrinkage * variances.mean(axis=1, keepdims=True))
+        if not np.all(variances > 0):
+            c, d = np.argwhere(~(variances > 0))[0]
+            raise ValueError(f"feature {d} is constant within class {c}: its variance "
+                             "is 0; use shrinkage > 0")
+        covariances = variances[:, :, None] * np.eye(x.shape[1])
+    return GaussianParameters(means, np.array(covariances), counts / len(x))
+
+
+class LabelledClassifier(ClassifierMixin, BaseEstimator):
+    """What both estimators share: labels in and out, fitted-state checks.
+
+    A subclass defines ``fit`` (calling ``_encode``, which sets ``classes_``
+    and checks ``X`` with scikit-learn's ``validate_data``) and
+    ``predict_log_proba`` (calling ``_inputs``); ``predict_proba``,
+    ``predict`` and ``score`` (scikit-learn's mean accuracy) follow.
+
+    Attributes
+    ----------
+    classes_ : ndarray, shape (M,)
+        ``np.unique(y)``: the labels, sorted; class :math:`c` of the
+        chapters is ``classes_[c]``.
+
+    Examples
+    --------
+    >>> from scratchnet.estimators import GaussianClassifier, LabelledClassifier
+    >>> issubclass(GaussianClassifier, LabelledClassifier)
+    True
+    """
+
+    # fit takes no sample weights, and score's are not routed by meta-estimators:
+    # no set_score_request method (its docstring is scikit-learn's, not ours)
+    __metadata_request__score: ClassVar[dict] = {
+        "sample_weight": metadata_routing.UNUSED}
+
+    def _encode(self, X: Any, y: Any) -> tuple:
+        """``X`` (n, D) float64 and ``y`` as indices into ``classes_`` (set here)."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(f"y must have at least two classes to classify; got one "
+                             f"class, {self.classes_[0]!r}")
+        return X, codes
+
+    def _inputs(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities, columns in the order of ``classes_``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, D)
+
+        Returns
+        -------
+        ndarray, shape (n, M)
+            ``exp(predict_log_proba(X))``.
+
+        Examples
+        --------
+        >>> from scratchnet.estimators import GaussianClassifier
+        >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])
+        >>> GaussianClassifier().fit(X, ["a", "a", "b", "b"]).predict_proba([[1.75]])
+        array([[0.5, 0.5]])
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The most probable class of each row, as a label of ``classes_``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, D)
+
+        Returns
+        -------
+        ndarray, shape (n,)
+
+        Examples
+        --------
+        >>> from scratchnet.estimators import GaussianClassifier
+        >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])
+        >>> GaussianClassifier().fit(X, ["a", "a", "b", "b"]).predict([[0.1], [9.0]])
+        array(['a', 'b'], dtype='<U1')
+        """
+        log_q = self.predict_log_proba(X)       # checks that it is fitted first
+        return self.classes_[np.argmax(log_q, axis=1)]
+
+
+class GaussianClassifier(LabelledClassifier):
+    r"""Gaussian classes fitted by maximum likelihood; their exact Bayes posterior.
+
+    Parameters
+    ----------
+    shrinkage : float in [0, 1], default 0.0
+        :math:`\alpha`: each covariance :math:`(1 - \alpha) S + \alpha
+        (\operatorname{tr} S / D) I`.  It depends on the features' scales:
+        standardise them first (scikit-learn's ``StandardScaler``).
+    covariance : {"full", "tied", "diag"}, default "full"
+        One covariance per class (QDA), one shared (``"tied"``, LDA) or
+        diagonal ones (naive Bayes); see :func:`fit_gaussian_kind`.
+
+    Attributes
+    ----------
+    classes_ : ndarray, shape (M,)
+    model_ : GaussianClasses
+        The fitted generative model on the encoded classes :math:`0 .. M-1`.
+    means_, covariances_, priors_ : ndarray
+        Its parameters: (M, D), (M, D, D), and the class frequencies (M,).
+    n_features_in_ : int
+    feature_names_in_ : ndarray
+        When ``X`` had column names.
+
+    Notes
+    -----
+    With the class frequencies as priors and covariances divided by
+    :math:`n_c`, ``predict_proba`` equals scikit-learn's
+    ``QuadraticDiscriminantAnalysis(solver="eigen", shrinkage=alpha)``
+    (``covariance="full"``) and
+    ``LinearDiscriminantAnalysis(solver="lsqr", shrinkage=alpha)``
+    (``"tied"``) to rounding.
+
+    Examples
+    --------
+    >>> from scratchnet.estimators import GaussianClassifier
+    >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 0.0], [4.0, 5.0], [5.0, 4.0],
+    ...               [5.0, 5.0]])
+    >>> clf = GaussianClassifier(shrinkage=0.1).fit(X, [False] * 3 + [True] * 3)
+    >>> clf.classes_, clf.predict([[0.5, 0.5], [4.5, 4.5]])
+    (array([False,  True]), array([False,  True]))
+    >>> clf.score(X, [False] * 3 + [True] * 3)
+    1.0
+    """
+
+    def __init__(self, shrinkage: float = 0.0, covariance: str = "full") -> None:
+        self.shrinkage = shrinkage
+        self.covariance = covariance
+
+    def fit(self, X: Any, y: Any) -> GaussianClassifier:
+        """Fit the Gaussian classes to ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, D)
+        y : array_like, shape (n,)
+            Labels of any kind.
+
+        Returns
+        -------
+        GaussianClassifier
+            ``self``, fitted.
+
+        Examples
+        --------
+        >>> from scratchnet.estimators import GaussianClassifier
+        >>> clf = GaussianClassifier().fit([[0.0], [1.0], [5.0], [6.0]], [1, 1, 2, 2])
+        >>> clf.means_.ravel().tolist(), clf.priors_.tolist()
+        ([0.5, 5.5], [0.5, 0.5])
+        """
+        alpha = check_scalar(self.shrinkage, "shrinkage", low=0.0, high=1.0)
+        kind = check_choice(self.covariance, "covariance", COVARIANCES)
+        X, codes = self._encode(X, y)
+        fitted = fit_gaussian_kind(X, codes, len(self.classes_), alpha, kind)
+        self.model_ = GaussianClasses(fitted.means, covariances=fitted.covariances,
+                                      priors=fitted.priors)
+        self.means_, self.covariances_, self.priors_ = fitted
+        return self
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        r"""The exact log-posterior :math:`\log P(c \mid x)` of the fitted model.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, D)
+
+        Returns
+        -------
+        ndarray, shape (n, M)
+            Columns in the order of ``classes_``.
+
+        Examples
+        --------
+        >>> from scratchnet.estimators import GaussianClassifier
+        >>> clf = GaussianClassifier().fit([[0.0], [1.0], [5.0], [6.0]], [1, 1, 2, 2])
+        >>> clf.predict_log_proba([[3.0]]).round(6)
+        array([[-0.693147, -0.693147]])
+        """
+        x = self._inputs(X)
+        return self.model_.log_posterior(x)
+
+
+class NetworkClassifier(LabelledClassifier):
+    r"""A multi-layer perceptron trained with cross-entropy: the chapters' MLP.
+
+    Parameters
+    ----------
+    hidden : tuple of int, default (64,)
+        Widths of the hidden layers.
+    activation : {"relu", "tanh"}, default "relu"
+    optimizer : {"adam", "sgd"}, default "adam"
+    lr : float, default 1e-3
+    batch_size : int, default 64
+        At most the number of training samples (smaller data: all of them).
+    steps : int, default 2000
+        Updates (mini-batches of shuffled epochs).
+    loss : str, default "cross_entropy"
+        A name of :data:`scratchnet.objectives.LOSSES`; the network reads its
+        outputs through it (``"binary_cross_entropy"``: one output, two
+        classes).
+    early_stopping : bool, default False
+        Hold out ``validation_fraction`` of the training data (stratified),
+        stop after ``patience`` epochs without a lower validation NLL and
+        keep the best parameters (:func:`scratchnet.train`).
+    validation_fraction : float in (0, 1), default 0.1
+    patience : int, default 20
+        In epochs (measurements of the validation NLL).
+    temperature : bool, default False
+        Fit a temperature on the validation split
+        (:func:`scratchnet.temperature.fit_temperature`) and divide the
+        log-probabilities by it.  Where the optimum lies at a bound of the
+        search (a validation split the network separates perfectly drives
+        :math:`T \to 0`), the temperature stays 1 with a
+        :class:`~scratchnet.ScratchnetWarning`.
+    random_state : int, RandomState or None, default None
+        The initial weights, the split and the batches.
+
+    Attributes
+    ----------
+    classes_ : ndarray, shape (M,)
+    network_ : MLP
+    history_ : History
+        The training run (with the validation NLL when there was a split).
+    temperature_ : float
+        1.0 unless ``temperature``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray
+        When ``X`` had column names.
+
+    Examples
+    --------
+    >>> from scratchnet.estimators import NetworkClassifier
+    >>> X = np.array([[0.0], [0.2], [0.4], [2.6], [2.8], [3.0]])
+    >>> clf = NetworkClassifier(steps=300, lr=1e-2, random_state=0)
+    >>> clf.fit(X, ["no", "no", "no", "yes", "yes", "yes"]).predict([[0.1], [2.9]])
+    array(['no', 'yes'], dtype='<U3')
+    """
+
+    def __init__(self, hidden: Any = (64,), activation: str = "relu",
+                 optimizer: str = "adam", lr: float = 1e-3, batch_size: int = 64,
+                 steps: int = 2000, loss: str = "cross_entropy",
+                 early_stopping: bool = False, validation_fraction: float = 0.1,
+                 patience: int = 20, temperature: bool = False,
+                 random_state: Any = None) -> None:
+        self.hidden = hidden
+        self.activation = activation
+        self.optimizer = optimizer
+        self.lr = lr
+        self.batch_size = batch_size
+        self.steps = steps
+        self.loss = loss
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.temperature = temperature
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any) -> NetworkClassifier:
+        """Train the network on ``(X, y)`` (less a validation split, if any).
+
+        Parameters
+        ----------
+        X : array_like, shape (n, D)
+        y : array_like, shape (n,)
+            Labels of any kind.
+
+        Returns
+        -------
+        NetworkClassifier
+            ``self``, fitted.
+
+        Examples
+        --------
+        >>> from scratchnet.estimators import NetworkClassifier
+        >>> X = np.array([[0.0], [0.2], [0.4], [0.6], [2.4], [2.6], [2.8], [3.0]])
+        >>> clf = NetworkClassifier(steps=50, early_stopping=True,
+        ...                         validation_fraction=0.25, random_state=0)
+        >>> clf.fit(X, [0, 0, 0, 0, 1, 1, 1, 1]).history_.validation_steps[:3]
+        array([1, 2, 3])
+        """
+        hidden = (self.hidden,) if isinstance(self.hidden, int) else tuple(self.hidden)
+        X, codes = self._encode(X, y)
+        seed = self.random_state if isinstance(self.random_state, int) else int(
+            check_random_state(self.random_state).randint(2**31 - 1))
+        outputs = 1 if self.loss == "binary_cross_entropy" else len(self.classes_)
+        self.network_ = MLP([X.shape[1], *hidden, outputs], activation=self.activation,
+                            rng=np.random.default_rng([seed, 0]), loss=self.loss)
+        train_rows, validation = self._split(codes, seed)
+        data = (X[train_rows], codes[train_rows])
+        self.history_ = train(
+            self.network_, data, steps=check_positive_int(self.steps, "steps"),
+            batch_size=min(check_positive_int(self.batch_size, "batch_size"),
+                           len(train_rows)),
+            lr=self.lr, optimizer=self.optimizer,
+            rng=np.random.default_rng([seed, 1]),
+            validation=None if validation is None else (X[validation],
+                                                        codes[validation]),
+            patience=self.patience if self.early_stopping else None)
+        self.temperature_ = 1.0
+        if self.temperature:
+            self.temperature_ = self._temperature(X[validation], codes[validation])
+        return self
+
+    def _temperature(self, x: np.ndarray, codes: np.ndarray) -> float:
+        """The validation split's temperature; 1 where its optimum is at a bound."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ScratchnetWarning)
+            t = fit_temperature(self.network_.predict_log_proba(x), codes)
+        if not any(issubclass(w.category, ScratchnetWarning) for w in caught):
+            return t
+        warnings.warn(f"temperature_ is kept at 1: {caught[0].message}. A validation "
+                      f"split of {len(codes)} samples that the network separates "
+                      "says nothing about its confidence elsewhere",
+                      ScratchnetWarning, stacklevel=3)
+        return 1.0
+
+    def _split(self, codes: np.ndarray, seed: int) -> tuple:
+        """Training rows and validation rows (None without early stopping or T)."""
+        if not (self.early_stopping or self.temperature):
+            return np.arange(len(codes)), None
+        share = check_scalar(self.validation_fraction, "validation_fraction", low=0.0,
+                             high=1.0, low_inclusive=False, high_inclusive=False)
+        rows, held = stratified_split(codes, (1.0 - share, share),
+                                      rng=np.random.default_rng([seed, 2]))
+        if len(rows) == 0 or len(held) == 0:
+            raise ValueError(f"validation_fraction={share} of {len(codes)} samples "
+                             "leaves one side empty; use more data or another share")
+        return rows, held
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        r"""The network's :math:`\log q(c \mid x)`, scaled by ``temperature_``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, D)
+
+        Returns
+        -------
+        ndarray, shape (n, M)
+            ``log_softmax(network_.predict_log_proba(X) / temperature_)``;
+            columns in the order of ``classes_``.
+
+        Examples
+        --------
+        >>> from scratchnet.estimators import NetworkClassifier
+        >>> clf = NetworkClassifier(steps=5, random_state=0)
+        >>> clf.fit([[0.0], [1.0]], ["a", "b"]).predict_log_proba([[0.5]]).shape
+        (1, 2)
+        """
+        x = self._inputs(X)
+        log_q = self.network_.predict_log_proba(x)
+        if self.temperature_ == 1.0:
+            return log_q
+        return log_softmax(log_q / self.temperature_, axis=1)
