@@ -397,3 +397,28 @@ def test_a_check_credits_the_right_arrays_of_several(course, tmp_path):
     assert result["linear_backward"]["points"] == pytest.approx(share * (5 * 2 / 3 + 1))
     backward = result["TwoLayerMLP.backward"]
     assert backward["points"] == backward["max_points"]
+
+
+def test_every_catalogue_handout_passes_its_examples_only_when_written(tmp_path):
+    ex.make([], tmp_path / "hw")
+    ex.make([], tmp_path / "key", solutions=True)
+    key = _pytest_doctests(tmp_path / "key")
+    assert "failed" not in key and "error" not in key.lower(), key
+    skeleton = _pytest_doctests(tmp_path / "hw")
+    for exercise in ex.CATALOGUE:
+        assert f"hw.{exercise.chapter}.{exercise.id}" in skeleton, exercise.id
+
+
+def test_a_chapter_function_with_private_helpers_is_handed_out_without_them(tmp_path):
+    names = ["binary_cross_entropy_with_logits", "log_sigmoid", "softmax_forward"]
+    ex.make(names, tmp_path / "key", solutions=True)
+    for path in (tmp_path / "key").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "scratchnet"):
+                assert not any(p.startswith("_") for p in node.module.split("."))
+                assert not any(a.name.startswith("_") for a in node.names)
+    assert "failed" not in _pytest_doctests(tmp_path / "key")
+    report = ex.check(tmp_path / "key")
+    assert report.score == report.max_score == 15

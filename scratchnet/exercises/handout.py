@@ -118,7 +118,7 @@ class _Module:
             if value is None and name in vars(importlib.import_module("scratchnet")):
                 self.imports.add(f"from {_public_home(name)} import {name}")
                 continue
-            line, helper = _import_or_helper(name, value)
+            line, helper = _import_or_helper(name, value, namespace.get("__name__", ""))
             if line:
                 self.imports.add(line)
             elif helper is not None:
@@ -132,8 +132,13 @@ class _Module:
                         todo.append(n)
 
 
-def _import_or_helper(name: str, value: Any) -> Tuple[str, Any]:
-    """``(import line, None)``, or ``("", (text, names))`` for a helper written out."""
+def _import_or_helper(name: str, value: Any, reader: str) -> Tuple[str, Any]:
+    """``(import line, None)``, or ``("", (text, names))`` for a helper written out.
+
+    ``reader`` is the module whose code reads ``name``: a public name it holds
+    but whose origin does not (``Loss``, an alias of ``typing``'s) is imported
+    from it.
+    """
     if isinstance(value, types.ModuleType):
         alias = "" if value.__name__ == name else f" as {name}"
         return f"import {value.__name__}{alias}", None
@@ -147,9 +152,13 @@ def _import_or_helper(name: str, value: Any) -> Tuple[str, Any]:
                                  namespace=vars(inspect.getmodule(value)))
     if name.startswith("_") and type(value) in (int, float, str, bool):
         return "", (f"{name} = {value!r}", [])
-    if value is None or not origin:
+    if value is None:
         return "", None
-    return f"from {origin} import {name}", None
+    if origin and getattr(importlib.import_module(origin), name, None) is value:
+        return f"from {origin} import {name}", None
+    public = reader.startswith("scratchnet.") and not name.startswith("_") and not \
+        any(p.startswith("_") for p in reader.split("."))
+    return (f"from {reader} import {name}", None) if public else ("", None)
 
 
 def _exercise_module(chapter: str, items: Dict[str, str], where: Dict[str, str],
