@@ -373,3 +373,12 @@ def test_a_broken_function_costs_only_itself_across_modules(tmp_path):
     assert results["cross_entropy"]["points"] == results["cross_entropy"]["max_points"]
     grad = results["cross_entropy_grad"]
     assert grad["points"] == grad["max_points"]   # carried: softmax is graded there
+
+
+def test_a_module_that_exits_while_imported_costs_its_own_exercises(tmp_path):
+    report, results = _grade(tmp_path, {"layers": [(
+        "import numpy as np", "import numpy as np\nimport os\nos._exit(0)")]},
+        ["relu_backward", "softmax"])
+    assert results["relu_backward"]["points"] == 0
+    assert "layers.py" in results["relu_backward"]["message"]
+    assert results["softmax"]["points"] == 6 and report.score == 6

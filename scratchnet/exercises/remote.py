@@ -166,12 +166,15 @@ class Child:
         except (ProtocolError, OSError) as err:
             tail = self.log.read_text(errors="replace").strip()[-300:] \
                 if self.log.exists() else ""
+            exited = self.proc.poll() is not None
             self.stop()
-            if self.proc.returncode not in (None, 0, -signal.SIGKILL):
+            if exited:
                 raise ChildLost(f"the grader's child process died (exit status "
-                                f"{self.proc.returncode}) {tail}") from None
-            raise ChildLost(f"{err}: a hang past the time limit of {self.limit:g} s, a "
-                            f"crash or an answer that is not one") from None
+                                f"{self.proc.returncode}) while answering {tail}"
+                                ) from None
+            raise ChildLost(f"{err}: the child was stopped (a hang past the time "
+                            f"limit of {self.limit:g} s, or an answer that is not "
+                            f"one)") from None
 
     def stop(self) -> None:
         """Kill the child's process group and close the pipes.
