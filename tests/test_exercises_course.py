@@ -155,7 +155,8 @@ def test_a_notebook_handout_has_per_exercise_its_docstring_stub_and_check(course
             stub, doc = cells[i - 1], cells[i - 2]
             assert "exercise" in stub["metadata"]["tags"]
             assert doc["cell_type"] == "markdown" and doc["source"][0].startswith("###")
-            assert "".join(cell["source"]).startswith("assert_passes(")
+            assert "".join(cell["source"]).startswith(("assert_passes(",
+                                                       "assert_examples("))
     code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert "NotImplementedError" in code and "scratchnet._" not in code
 
@@ -422,3 +423,27 @@ def test_a_chapter_function_with_private_helpers_is_handed_out_without_them(tmp_
     assert "failed" not in _pytest_doctests(tmp_path / "key")
     report = ex.check(tmp_path / "key")
     assert report.score == report.max_score == 15
+
+
+def test_a_students_notebook_checks_an_own_exercise_without_the_instructors_file(
+        course):
+    """In a kernel of the student's, the instructor's file is not loaded: the check
+    cell of the own exercise runs its docstring's examples, no instructor code."""
+    cells = json.loads((course / "nb" / "solutions.ipynb").read_text())["cells"]
+    check_cells = ["".join(c["source"]) for c in cells
+                   if "check" in c["metadata"].get("tags", [])]
+    own = next(c for c in check_cells if "smoothed_cross_entropy" in c)
+    assert own.startswith("assert_examples(smoothed_cross_entropy)")
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code"
+                     and "check" not in c["metadata"].get("tags", []))
+    script = code + "\n" + own + "\nprint('ok')\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout.strip() == "ok", done.stderr
+    skeleton = json.loads((course / "nb" / "homework.ipynb").read_text())["cells"]
+    code = "\n".join("".join(c["source"]) for c in skeleton if c["cell_type"] == "code"
+                     and "check" not in c["metadata"].get("tags", []))
+    done = subprocess.run([sys.executable, "-c", code + "\n" + own],
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "NotImplementedError" in done.stderr

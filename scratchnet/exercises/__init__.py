@@ -55,6 +55,7 @@ from .assertions import assert_passes
 from .assignment import read_assignment, write_assignment
 from .catalogue import CATALOGUE, CHAPTER_ORDER, Exercise, catalogue_text, select
 from .checks_models import KL_THRESHOLD, TRAIN_STEPS, train_to_posterior
+from .generic import assert_examples
 from .grader import UsageError, check, exercises_in
 from .handout import make
 from .own import exercise, load_exercises
@@ -68,6 +69,7 @@ __all__ = [
     "Exercise",
     "Report",
     "UsageError",
+    "assert_examples",
     "assert_passes",
     "catalogue_text",
     "check",

@@ -38,7 +38,8 @@ from .probes import Failed, expect_close, show, unchanged
 from .protocol import Check
 from .source import chapter_module, function_text, home_chapter, reference
 
-__all__ = ["examples_check", "generic_checks", "own_checks", "random_inputs"]
+__all__ = ["assert_examples", "examples_check", "generic_checks", "own_checks",
+           "random_inputs"]
 
 _SIZES = {"N": 4, "M": 3, "D": 2, "K": 3, "in": 3, "out": 2}
 
@@ -102,6 +103,51 @@ class _Runner(doctest.DocTestRunner):
         if issubclass(exc_info[0], NotImplementedError):
             raise exc_info[1]
         super().report_unexpected_exception(out, test, example, exc_info)
+
+
+def assert_examples(function: Callable) -> None:
+    """Assert that the examples of a function's docstring print what they show.
+
+    The check a student can run on an exercise of the instructor's own (its
+    other checks need the instructor's file): the notebook hand-out's check
+    cell for such an exercise.
+
+    Parameters
+    ----------
+    function : callable
+        The student's function; its module's names are the examples' names.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    AssertionError
+        With the first example that printed something else.
+    NotImplementedError
+        While the function is a stub.
+
+    Examples
+    --------
+    >>> def double(x):
+    ...     '''Twice x.
+    ...
+    ...     >>> double(2)
+    ...     4
+    ...     '''
+    ...     return 2 * x
+    >>> assert_examples(double)
+    """
+    globs = {**getattr(function, "__globals__", {}), function.__name__: function}
+    test = doctest.DocTestParser().get_doctest(inspect.getdoc(function) or "", globs,
+                                               function.__name__, None, 0)
+    report: List[str] = []
+    runner = _Runner(optionflags=doctest.ELLIPSIS)
+    runner.run(test, out=report.append, clear_globs=False)
+    if runner.failures:
+        raise AssertionError(f"{function.__name__}: the docstring's examples: "
+                             + report[0].lstrip("*\n")[-600:])
 
 
 def examples_check(ex: Exercise) -> Callable:

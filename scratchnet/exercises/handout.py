@@ -295,8 +295,8 @@ def make(names: Sequence[str], out: Any, *, solutions: bool = False,
     stub_message(exercises[0].id, stub_hints, "")  # a wrong choice fails here
     by_id = {ex.id: ex for ex in exercises}
     layout = _layout(exercises)
-    where = {} if notebook else {name.split(".")[0]: chapter
-                                 for chapter, found in layout.items() for name in found}
+    where = {name.split(".")[0]: chapter   # a notebook drops the relative imports
+             for chapter, found in layout.items() for name in found}
     modules = [_exercise_module(chapter, items, where, by_id, solutions, stub_hints)
                for chapter, items in layout.items()]
     out = Path(out)

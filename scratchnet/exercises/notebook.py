@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Dict, List
 
+from .catalogue import OWN
 from .layout import import_block
 
 __all__ = ["docstring_markdown", "notebook_json", "notebook_modules"]
@@ -122,6 +123,8 @@ def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict
     for module in modules:
         imports |= {line for line in module.imports if not line.startswith("from .")}
     imports.add("from scratchnet.exercises import assert_passes")
+    if any(i in OWN for i in by_id):
+        imports.add("from scratchnet.exercises import assert_examples")
     cells = [_cell("markdown", f"# {title}\n\nExercises from scratchnet's chapters: "
                    f"{', '.join(by_id)}.\n\nRun the cells in order.  Write the "
                    "bodies that raise `NotImplementedError` (the message says what "
@@ -146,8 +149,9 @@ def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict
                                   and f"{name}.{m.name}" in ids)
             cells.append(_cell("markdown", docstring_markdown(" and ".join(ids), doc)))
             cells.append(_cell("code", text, "exercise", module.chapter))
-            cells.append(_cell("code", "\n".join(f'assert_passes("{i}", {name})'
-                                                 for i in ids), "check"))
+            checks = [f"assert_examples({name})  # your instructor's exercise"
+                      if i in OWN else f'assert_passes("{i}", {name})' for i in ids]
+            cells.append(_cell("code", "\n".join(checks), "check"))
     for i, cell in enumerate(cells):
         cell["id"] = f"cell-{i}"
     return {"cells": cells, "metadata": {
