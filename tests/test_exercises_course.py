@@ -447,3 +447,19 @@ def test_a_students_notebook_checks_an_own_exercise_without_the_instructors_file
                           capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert "NotImplementedError" in done.stderr
+
+
+def test_a_hang_inside_c_code_names_the_line_too(tmp_path):
+    """A loop inside C (``sum`` over a huge range) is not interrupted by the
+    per-call timer: the grader stops the child with SIGABRT, whose
+    faulthandler dump names the student's line, then kills it."""
+    ex.make(["sigmoid"], tmp_path / "hw", solutions=True)
+    path = tmp_path / "hw" / "softmax.py"
+    text = path.read_text().replace("    x = np.asarray(x)\n", "    x = np.asarray(x)\n"
+                                    "    sum(range(10**12))\n")
+    path.write_text(text)
+    line = text.splitlines().index("    sum(range(10**12))") + 1
+    report = ex.check(tmp_path / "hw", limit=0.1)
+    messages = [c["message"] for c in report.results[0]["checks"]]
+    assert messages and all(f"stopped at softmax.py line {line}" in m
+                            for m in messages), messages

@@ -36,6 +36,7 @@ from .catalogue import Exercise, chapter_exercise
 from .own import REGISTRY, OwnExercise
 from .probes import Failed, expect_close, show, unchanged
 from .protocol import Check
+from .remote import ChildLost, LibraryUsed, StudentRaised
 from .source import chapter_module, function_text, home_chapter, reference
 
 __all__ = ["assert_examples", "examples_check", "generic_checks", "own_checks",
@@ -97,10 +98,13 @@ def random_inputs(name: str, covers: Tuple[str, ...],
 
 
 class _Runner(doctest.DocTestRunner):
-    """A doctest runner that lets "not implemented yet" through to the grader."""
+    """A doctest runner that lets "not implemented yet", and what the child says
+    (the student's code raised, hung, or handed back the library's), through to
+    the grader."""
 
     def report_unexpected_exception(self, out, test, example, exc_info):
-        if issubclass(exc_info[0], NotImplementedError):
+        if issubclass(exc_info[0], (NotImplementedError, StudentRaised, ChildLost,
+                                    LibraryUsed)):
             raise exc_info[1]
         super().report_unexpected_exception(out, test, example, exc_info)
 
