@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Sequence
 
@@ -162,8 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "autograder":
             path = autograder_zip(args.assignment, args.out, wheel=args.wheel,
                                   exercises=args.exercises)
-            print(f"wrote {path}: setup.sh, run_autograder, assignment.json and "
-                  f"scratchnet's wheel; upload it as the autograder")
+            names = ", ".join(zipfile.ZipFile(path).namelist())
+            print(f"wrote {path} ({names}): upload it as the autograder")
             return 0
         return _check(args)
     except (UsageError, KeyError) as err:
