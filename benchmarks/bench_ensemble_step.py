@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -28,6 +29,9 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 import scratchnet as sn  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_seed_study import machine  # noqa: E402
 
 
 def seconds_per_step(members: int, steps: int) -> float:
@@ -54,6 +58,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(machine())
     print(f"numpy {np.__version__}; {args.rounds} rounds of {args.steps:,} steps; "
           f"load average {load:.2f} before", flush=True)
     times: dict = {s: [] for s in args.members}

@@ -12,8 +12,9 @@ The modules read in order, like chapters; each imports only those above it.
                      sigmoid, log_sigmoid, logit, one_hot
 ``losses``           nll_loss, cross_entropy, binary cross-entropy, each with
                      its gradient w.r.t. the model's outputs
-``scoring``          proper and improper scoring rules: MSE (Brier score) and
-                     the multi-class hinge loss, with their gradients
+``scoring``          proper and improper scoring rules: squared error on one-hot
+                     targets (on probabilities, the Brier score) and the
+                     multi-class hinge loss, with their gradients
 ``readouts``         how a trained network's outputs become probabilities, per
                      loss: softmax, sigmoid, the outputs themselves, the decision
 ``objectives``       loss objects (a loss beside its gradient and its readout),

@@ -355,8 +355,9 @@ class MSELoss(Loss):
     indices, compared as one-hot rows; beside (N, 1) outputs they are real
     targets of that column.  The mean is over all N M entries, gradient
     :math:`2 (o - y) / (N M)`.  Trained to its minimum on one-hot targets, the
-    outputs themselves estimate :math:`P(c \mid x)` (the Brier score is a
-    proper scoring rule), though nothing keeps them in [0, 1].
+    outputs themselves estimate :math:`P(c \mid x)` (its population minimiser
+    is the posterior; on probabilities it is the Brier score, a proper
+    scoring rule), though nothing keeps them in [0, 1].
 
     Examples
     --------
@@ -466,9 +467,8 @@ def get_loss(loss: Any = None, outputs: Any = None) -> Loss:
         ``"cross_entropy"``, or ``"binary_cross_entropy"`` when ``outputs``
         is 1.
     outputs : int, optional
-        The number of outputs of the model it will train: one output (class
-        1's logit) refuses cross-entropy and the hinge loss, which need one
-        output per class, and is told to use ``"binary_cross_entropy"``.
+        The model's number of outputs: one output (class 1's logit) refuses
+        cross-entropy and the hinge loss, which need one per class.
 
     Returns
     -------

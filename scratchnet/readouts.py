@@ -10,9 +10,9 @@ that learned the posterior is read as one that did not:
 * binary cross-entropy, one output :math:`s`: :math:`s` is the log-odds
   :math:`\operatorname{logit} P(1 \mid x)`; read through the sigmoid
   (:func:`binary_log_proba`);
-* squared error on one-hot rows (the Brier score): the outputs are
-  :math:`P(c \mid x)` themselves; read as they are, clipped and renormalised
-  (:func:`brier_proba`);
+* squared error on one-hot rows (on outputs that are probabilities, the
+  Brier score): the outputs are :math:`P(c \mid x)` themselves; read as they
+  are, clipped and renormalised (:func:`brier_proba`);
 * hinge: the outputs rank the classes and say nothing of how probable they
   are; read as the decision (:func:`decision_log_proba`).
 
@@ -26,11 +26,13 @@ it rewards, and the trained outputs estimate a distorted posterior
 
 .. math::
 
-    \text{pos\_weight } w:\; \operatorname{logit} q = \log w +
-        \operatorname{logit} p, \qquad
-    \text{weights } w_i:\; q_i \propto w_i\, p_i, \qquad
-    \text{smoothing } \varepsilon:\; q = (1 - \varepsilon)\, p +
-        \varepsilon / M .
+    \begin{aligned}
+    \text{pos\_weight } w&:\quad \operatorname{logit} q = \log w
+        + \operatorname{logit} p, \\
+    \text{weights } w_i&:\quad q_i \propto w_i\, p_i, \\
+    \text{smoothing } \varepsilon&:\quad q = (1 - \varepsilon)\, p
+        + \varepsilon / M .
+    \end{aligned}
 
 Each map is one-to-one (a shift of the log-odds or of the logits, an affine
 map with slope :math:`1 - \varepsilon > 0`), so the readout inverts it and
@@ -210,8 +212,9 @@ def brier_proba(outputs: Any) -> np.ndarray:
 
     Notes
     -----
-    The Brier score is a proper scoring rule: its population minimiser is
-    the posterior itself, so the outputs (not their softmax) estimate
+    Squared error on one-hot targets (on probabilities, the Brier score, a
+    proper scoring rule) has the posterior itself as its population
+    minimiser, so the outputs (not their softmax) estimate
     :math:`P(c \mid x)`.  Nothing keeps them in :math:`[0, 1]` or summing to
     1 during training, hence the clip and the renormalisation.
 

@@ -14,8 +14,9 @@ the outputs towards the posterior :math:`P(C \mid x)`.
 inequality): this is why :func:`scratchnet.losses.cross_entropy` learns
 :math:`P(C \mid x)`.
 
-**Squared error on one-hot targets (the Brier score) is strictly proper**,
-with the outputs themselves, not a softmax of them, estimating
+**Squared error on one-hot targets is strictly proper** (on outputs that are
+probabilities it is the Brier score), with the outputs themselves, not a
+softmax of them, estimating
 :math:`P(c \mid x)`: since :math:`\mathbb{E}[y_i] = \mathbb{E}[y_i^2] = p_i`,
 
 .. math::
@@ -64,7 +65,7 @@ __all__ = ["mse_loss", "mse_loss_grad", "multi_margin_loss", "multi_margin_loss_
 
 
 # --------------------------------------------------------------------------
-# Squared error (the Brier score on one-hot targets)
+# Squared error on one-hot targets (on probabilities: the Brier score)
 # --------------------------------------------------------------------------
 
 
@@ -133,7 +134,8 @@ def mse_loss(outputs: Any, targets: Any, *, reduction: str = "mean") -> Loss:
     >>> sn.cross_entropy(outputs, [1, 1, 1], reduction="none").round(3)
     array([0.744, 0.139, 2.214])
 
-    The Brier score, expected over a class drawn from ``p``, is smallest at ``p``:
+    The Brier score of a probability vector ``o``, expected over a class drawn
+    from ``p``, is smallest at ``o = p``:
 
     >>> p = np.array([0.7, 0.2, 0.1])
     >>> def brier(o):

@@ -158,8 +158,8 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     leading class (``log_softmax([0, -20, -20])[0]`` is
     :math:`-4.12 \cdot 10^{-9}`).  A slice of only ``-inf`` and any ``+inf``
     or NaN are rejected with ``ValueError``; an axis of length 0 gives an
-    empty array.  :func:`scratchnet.fast.log_softmax` computes the same
-    numbers in cache-sized blocks, with less memory.
+    empty array.  :func:`scratchnet.fast.log_softmax` is this function,
+    under the engine's old name.
 
     Examples
     --------

@@ -8,23 +8,35 @@ accuracy) are not typed by hand: they are rendered from
     python -m scratchnet --seeds 12 --out scratchnet-results
 
 and written between marker comments, ``<!-- table:NAME -->`` and
-``<!-- end table:NAME -->``.  Usage::
+``<!-- end table:NAME -->``, each with a line saying which machine measured it:
+the JSON records the CPU, its cores, the OpenBLAS kernels NumPy ran on
+(``OPENBLAS_CORETYPE`` forces others), NumPy's and Python's versions and the
+date, taken when the summary is read, so run this on the machine and in the
+environment that ran the study, right after it.  Usage::
 
     python scripts/make_tables.py scratchnet-results/summary.csv  # run -> JSON, tables
     python scripts/make_tables.py                    # JSON -> tables
     python scripts/make_tables.py --check            # exit 1 where they differ
 
 ``tests/test_docs.py`` checks that the tables say what the JSON says, and that
-the JSON says what the code computes for one cheap row (seed 0 of
-``separated``/``original`` at step 100, trained afresh).
+the JSON says what the code computes for its cheap rows (the 12 seeds of every
+task's ``original`` run at step 100, trained afresh), at a tolerance that holds
+on any CPU.  Later rows are not checked: training amplifies the last bits in
+which CPUs' matrix products differ, and by 1,000 steps some seeds' numbers
+differ by up to 10% between OpenBLAS kernels (by 10,000 steps, by tens of
+percent), well inside the spread over seeds that the tables show.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import datetime
 import json
+import os
+import platform
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,6 +69,53 @@ DOCS_ROWS = [
     for step in steps
 ]
 STEPS = sorted({step for *_, step in DOCS_ROWS + README_ROWS})
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _openblas_core() -> str:
+    """The kernels OpenBLAS picks here (it prints them when OPENBLAS_VERBOSE=2)."""
+    probe = "import numpy as np; np.ones((4, 4)) @ np.ones((4, 4))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "OPENBLAS_VERBOSE": "2"},
+        capture_output=True,
+        text=True,
+    )
+    found = re.search(r"Core: (\S+)", out.stdout + out.stderr)
+    return found.group(1) if found else "unknown"
+
+
+def this_machine() -> dict[str, Any]:
+    """The CPU, cores, OpenBLAS kernels, NumPy and Python of this machine, today."""
+    blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    return {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "blas": f"{blas.get('name', 'BLAS')} {blas.get('version', '')}".strip(),
+        "openblas_core": _openblas_core(),
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "date": datetime.date.today().isoformat(),
+    }
+
+
+def measured_on(machine: dict[str, Any]) -> str:
+    """The line under a table naming the machine that measured it."""
+    return (
+        f"Measured on {machine['date']}: {machine['cpu']}, {machine['cores']} cores, "
+        f"{machine['blas']} with its {machine['openblas_core']} kernels, "
+        f"NumPy {machine['numpy']}, Python {machine['python']}."
+    )
 
 
 def read_run(path: Path) -> list[dict[str, Any]]:
@@ -146,19 +205,28 @@ def _block(name: str) -> re.Pattern:
     )
 
 
-def render(text: str, tables: dict, rows: list[dict[str, Any]]) -> str:
-    """``text`` with every marked table replaced by its rendering from ``rows``."""
+def render(
+    text: str, tables: dict, rows: list[dict[str, Any]], machine: dict[str, Any]
+) -> str:
+    """``text`` with every marked table replaced by its rendering from ``rows``,
+    followed by the line naming the ``machine`` that measured them."""
     for name, make in tables.items():
         pattern = _block(name)
         if not pattern.search(text):
             raise ValueError(f"no <!-- table:{name} ... --> block in the text")
-        table = make(rows)
+        table = f"{make(rows)}\n\n{measured_on(machine)}"
         text = pattern.sub(lambda m, t=table: m.group(1) + t + m.group(3), text)
     return text
 
 
 def load() -> list[dict[str, Any]]:
+    """The per-seed rows of the committed run."""
     return json.loads(RESULTS.read_text(encoding="utf-8"))["rows"]
+
+
+def machine() -> dict[str, Any]:
+    """The machine that measured the committed run."""
+    return json.loads(RESULTS.read_text(encoding="utf-8"))["machine"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,15 +242,18 @@ def main(argv: list[str] | None = None) -> int:
         rows = read_run(args.summary)
         RESULTS.parent.mkdir(exist_ok=True)
         RESULTS.write_text(
-            json.dumps({"command": COMMAND, "rows": rows}, indent=1) + "\n",
+            json.dumps(
+                {"command": COMMAND, "machine": this_machine(), "rows": rows}, indent=1
+            )
+            + "\n",
             encoding="utf-8",
         )
         print(f"wrote {RESULTS.relative_to(ROOT)} ({len(rows)} rows)")
-    rows = load()
+    rows, measured = load(), machine()
     stale = []
     for path, tables in TABLES.items():
         text = path.read_text(encoding="utf-8")
-        new = render(text, tables, rows)
+        new = render(text, tables, rows, measured)
         if new != text:
             stale.append(path.relative_to(ROOT))
             if not args.check:

@@ -20,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_FILES = [*sorted((ROOT / "tests").glob("*.py")), ROOT / "conftest.py"]
-LOCAL = {path.stem for path in (ROOT / "tests").glob("*.py")} | {"scratchnet"}
+LOCAL = {path.stem for path in (ROOT / "tests").glob("*.py")} | {"scratchnet", "conftest"}
 
 
 def _requirement_names(text):

@@ -8,6 +8,12 @@
   nothing else.  ``test_the_suite_compares_every_notebook`` fails if that
   configuration is lost.  Refresh the stored outputs with
   ``python scripts/execute_notebooks.py``.
+* A cell that prints numbers from a training run (or a rounding-error
+  measurement), whose last digits differ between CPUs, is tagged
+  ``nbval-ignore-output`` and listed in ``_support.NOTEBOOK_TOLERANCES``: the root
+  ``conftest.py`` compares nbval's fresh run of it with the stored outputs, the
+  words exactly and the numbers within the tolerance listed there
+  (``tests/test_notebook_numbers.py``).
 * The stored outputs carry no errors or warnings.
 * Every number that the Markdown of a notebook quotes from an output is checked
   against that stored output (which nbval holds equal to a fresh run), with the
@@ -430,3 +436,47 @@ def test_08_prose_matches_its_outputs():
     percent = float(nb.prose(r"P\(X > x_\\mathrm\{last\}\) \\approx (\d+)\\%").group(1))
     mass = float(table["unequal-variance"]["$P(X > x_{last})$"])
     assert abs(100 * mass - percent) <= 1, "about: within a percentage point"
+
+
+def test_05_each_panel_of_the_three_task_figure_names_its_own_boundary(monkeypatch):
+    """The figure of three tasks keeps one legend, beside the last panel; that
+    legend named the last task's Bayes boundary for all three (issue 29).  The
+    cell, run on the same three runs: each title names its own task's
+    boundaries, and the legend names none."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    import scratchnet as sn
+
+    (cell,) = [
+        c
+        for c in _Notebook("05_network_learns_posterior").nb.cells
+        if c.cell_type == "code" and "shown = [100, 1000, 5000]" in c.source
+    ]
+    tasks = {name: sn.tasks.get_task(name) for name in sn.tasks.TASKS}
+    results = {
+        name: sn.experiments.run(name, "textbook", steps=5000, seed=0) for name in tasks
+    }
+    monkeypatch.setattr(plt, "show", lambda: None)
+    space = {"plt": plt, "np": np, "sn": sn, "tasks": tasks, "results": results}
+    exec(cell.source, space)
+    fig = space["fig"]
+    try:
+        for ax, (name, task) in zip(fig.axes, tasks.items()):
+            inside = [b for b in task.decision_boundaries() if -4 <= b <= 7]
+            others = {
+                f"{b:.3f}"
+                for other in tasks.values()
+                if other is not task
+                for b in other.decision_boundaries()
+            }
+            title = ax.get_title()
+            assert name in title and all(f"{b:.3f}" in title for b in inside), title
+            assert not any(v in title for v in others), title
+        legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+        assert len(legends) == 1
+        texts = [t.get_text() for t in legends[0].get_texts()]
+        assert any("boundary" in t for t in texts), texts
+        assert not any(re.search(r"x = \d", t) for t in texts), texts
+    finally:
+        plt.close(fig)

@@ -372,3 +372,14 @@ def test_log_softmax_over_many_cache_blocks_matches_a_direct_formula(shape):
     x = np.random.default_rng(5).normal(scale=3.0, size=shape)
     expected = x - np.log(np.exp(x).sum(axis=-1, keepdims=True))  # moderate x: safe
     np.testing.assert_allclose(sn.log_softmax(x), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_what_log_softmax_says_of_its_engine_name_is_true():
+    """``sn.log_softmax``'s docstring called ``fast.log_softmax`` a copy working
+    in cache-sized blocks with less memory; it is the same function under the
+    engine's old name (issue 29)."""
+    doc = " ".join(sn.log_softmax.__doc__.split())
+    assert "fast.log_softmax` is this function" in doc
+    assert "block" not in doc and "less memory" not in doc
+    x = np.random.default_rng(0).normal(size=(7, 5))
+    np.testing.assert_array_equal(sn.fast.log_softmax(x), sn.log_softmax(x))

@@ -284,7 +284,7 @@ def test_tail_mass_and_loss_figures():
     fig = experiments.loss_figure(result)
     assert [len(ax.get_lines()) for ax in fig.axes] == [3, 3, 3]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
-        "cross-entropy", "squared error (Brier)", "hinge (expected KL infinite)"]
+        "cross-entropy", "squared error", "hinge (expected KL infinite)"]
     assert fig.axes[1].get_lines()[2].get_xydata().size == 0   # inf is not drawn
     with pytest.raises(ValueError, match=r"step must be one of the sweep's \(10, 20\); "
                                          "got 15"):

@@ -46,7 +46,7 @@ _LABELS = {"max_abs_error": r"$\max_{x\in[-4,7]}|q(c\mid x)-P(c\mid x)|$",
 #: How the study's tasks are marked in the phase diagram (a legend names them).
 _MARKERS = {"separated": "o", "unequal-variance": "s", "sparse-tail": "D"}
 _SMALLEST_MASS = 1e-8  # the tail-mass axis starts here
-_LOSS_NAMES = {"cross_entropy": "cross-entropy", "mse": "squared error (Brier)",
+_LOSS_NAMES = {"cross_entropy": "cross-entropy", "mse": "squared error",
                "hinge": "hinge"}
 
 

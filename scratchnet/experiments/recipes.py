@@ -57,7 +57,7 @@ ORIGINAL_STUDY = ('Yudi Xie, "How do we interpret the outputs of a neural networ
 ORIGINAL_SECONDS_PER_SETTING = 66.0
 
 #: The losses a recipe may train with: cross-entropy, squared error on one-hot
-#: targets (the Brier score) and the multi-class hinge (names of
+#: targets (minimised by the posterior too) and the multi-class hinge (names of
 #: :data:`scratchnet.objectives.LOSSES`).
 LOSSES = ("cross_entropy", "mse", "hinge")
 

@@ -305,6 +305,7 @@ class CrossEntropyScratch:
         self.by_class = np.empty((m, rows), dtype)  # class-major: sums over the
         self.row_max = np.empty(rows, dtype)  # classes run along contiguous rows
         self.rest = np.empty(rows, dtype)
+        self.total = np.empty(rows, dtype)
         self.picked = np.empty(rows, np.intp)  # flat index of each target's entry,
         self.columns = np.arange(rows)  # ... c * rows + row
 
@@ -386,7 +387,7 @@ def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
         out = np.empty(members)
     z, rest, picked = scratch.by_class, scratch.rest, scratch.picked
     np.copyto(z, logits.reshape(-1, m).T)
-    np.max(z, axis=0, out=scratch.row_max)
+    np.maximum.reduce(z, axis=0, out=scratch.row_max)  # np.max, without its wrapper
     z -= scratch.row_max  # largest logit 0
     entries = z.reshape(-1)
     picked[...] = targets.reshape(-1)
@@ -398,16 +399,18 @@ def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
     entries[picked] = 0.0  # the target's term out of the sum ...
     np.add.reduce(z, axis=0, out=rest)
     entries[picked] = e_target  # ... and back
-    total = rest + e_target  # T
+    total = np.add(rest, e_target, out=scratch.total)  # T
     e_target -= 1.0
     e_target += rest  # T - 1, exact when the target is the top class
-    row_loss = np.log1p(e_target)
+    row_loss = np.log1p(e_target, out=e_target)
     row_loss -= z_target  # log T - z_c
     np.add.reduce(row_loss.reshape(members, n), axis=1, out=out)
     out /= n
     total *= n
     z /= total  # q / B
-    entries[picked] -= 1.0 / n  # (q - one_hot) / B
+    e_target = entries[picked]
+    e_target -= 1.0 / n
+    entries[picked] = e_target  # (q - one_hot) / B
     np.copyto(logits, z.T.reshape(logits.shape))  # a view: logits of any layout
     return out
 

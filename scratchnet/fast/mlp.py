@@ -119,6 +119,9 @@ class MLP(mlp.MLP):
         self._work: Dict[int, _Work] = {}
         self._phi, self._phi_backward = _KERNELS[activation]
         self._param_layers = self._layers(self.params)  # the views never change
+        # loss_and_grads's gradients, written here (the per-layer views of this
+        # vector are made once), then returned as a copy: a new vector per call
+        self._grads = np.empty_like(self.params.flat)
 
     def __repr__(self) -> str:
         return "fast." + super().__repr__()
@@ -270,11 +273,12 @@ class MLP(mlp.MLP):
         work = self._buffers(len(x))
         logits = self._forward(x, work)
         if (fused_cross_entropy(loss, logits.shape[1]) and t.ndim == 1 and t.size
-                and np.issubdtype(t.dtype, np.integer) and t.min() >= 0):
+                and t.dtype.kind in "iu" and t.min() >= 0):
             if t.shape != (len(x),):
                 raise ValueError(f"targets must hold one class index per row of x, "
                                  f"shape ({len(x)},); got shape {t.shape}")
-            t = as_class_indices(t, logits.shape[1])
+            if t.max() >= logits.shape[1]:  # the chapter's check names the index
+                as_class_indices(t, logits.shape[1])
             cross_entropy_and_grad_inplace(logits[None], t[None], work.scratch, losses)
             dlogits = logits  # in place: the ensemble's kernel, on one member
         else:
@@ -312,10 +316,9 @@ class MLP(mlp.MLP):
         """
         loss = self.loss if loss is None else get_loss(loss, outputs=self.sizes[-1])
         x, t = self.check_batch(x, targets)
-        grads = FlatParams(np.empty_like(self.params.flat), self.layout)
         losses = np.empty(1)
-        self.loss_and_grads_into(x, t, loss, grads.flat, losses)
-        return float(losses[0]), grads
+        self.loss_and_grads_into(x, t, loss, self._grads, losses)  # its views kept
+        return float(losses[0]), FlatParams(self._grads.copy(), self.layout)
 
     def _overridden(self) -> bool:
         """Whether a subclass overrides ``forward`` or ``backward``."""
