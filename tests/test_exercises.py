@@ -8,6 +8,7 @@ the skeleton once, and the failure modes with ``only``.
 import importlib
 import inspect
 import json
+import re
 import sys
 import time
 
@@ -89,26 +90,22 @@ def test_make_writes_one_module_per_chapter_and_a_readme(editions):
 
 @pytest.mark.parametrize("exercise", ex.CATALOGUE, ids=lambda e: e.id)
 def test_skeleton_keeps_signature_and_docstring_and_raises(editions, exercise):
+    """The exercise's signature, a docstring for it alone, and the default stub."""
     module = _import(editions / "hw", exercise.chapter)
     obj = module
     for part in exercise.id.split("."):
         obj = getattr(obj, part)
-    chapter = _chapter_object(exercise)
     assert list(inspect.signature(obj).parameters) == list(exercise.covers)
-    doc, original = inspect.getdoc(obj), inspect.getdoc(chapter)
-    assert doc.splitlines()[0] == original.splitlines()[0]
-    assert doc.split("Examples")[-1] == original.split("Examples")[-1]   # doctest kept
+    doc = inspect.getdoc(obj)
+    assert "Examples" in doc and "sn." not in doc and "scratchnet" not in doc
+    uncovered = set(inspect.signature(_chapter_object(exercise)).parameters) - set(
+        exercise.covers)
+    named = [a for a in uncovered  # as an argument: ``axis``, axis=0, "axis : int"
+             if re.search(rf"``{a}``|\b{a}=|^\s*{a}\b.* : ", doc, re.M)]
+    assert named == []
     source = inspect.getsource(obj)
-    assert f'raise NotImplementedError("{exercise.id}: {exercise.todo}")' in source
-
-
-@pytest.mark.parametrize("exercise", ex.CATALOGUE, ids=lambda e: e.id)
-def test_the_answer_key_is_the_chapters_own_body(editions, exercise):
-    """Read from the source: every line of the chapter's body is in the key."""
-    key = (editions / "key" / f"{exercise.chapter}.py").read_text()
-    source = inspect.getsource(_chapter_object(exercise))
-    body = source.split('"""')[-1]   # after the docstring
-    assert [line for line in body.splitlines() if line.strip() not in key] == []
+    assert "NotImplementedError(\n" in source or "NotImplementedError(\"" in source
+    assert f"{exercise.id}: " in source
 
 
 def test_make_takes_chapters(tmp_path, capsys):
@@ -178,7 +175,7 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert main(["check", str(write(tmp_path / "hw")), "--only", "nothing"]) == 2
     assert main(["make", "nothing", "--out", str(tmp_path / "x")]) == 2
     assert main(["frobnicate"]) == 2
-    assert "error: no such directory" in capsys.readouterr().out
+    assert "error: no such submission" in capsys.readouterr().out
 
 
 def test_handing_back_the_library_function_scores_nothing(tmp_path):

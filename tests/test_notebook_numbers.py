@@ -173,7 +173,8 @@ def test_07_the_planted_mistake_prints_the_transpose_of_what_was_expected():
     FAIL line's "got" matrix is its "expected" one transposed, digit for digit."""
     text = output_text(
         notebook_cell(
-            "07_homework_exercises", "report = exercises.check(hw)\nprint(report.text())"
+            "07_homework_exercises",
+            "report = exercises.check(hw, assignment=assignment)\nprint(report.text())",
         ).outputs
     )
     fails = [line for line in text.splitlines() if "FAIL" in line and "dW" in line]

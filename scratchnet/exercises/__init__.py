@@ -55,9 +55,11 @@ from .assertions import assert_passes
 from .assignment import read_assignment, write_assignment
 from .catalogue import CATALOGUE, CHAPTER_ORDER, Exercise, catalogue_text, select
 from .checks_models import KL_THRESHOLD, TRAIN_STEPS, train_to_posterior
+from .generic import assert_examples
 from .grader import UsageError, check, exercises_in
+from .handout import make
+from .own import exercise, load_exercises
 from .report import Report
-from .source import make
 
 __all__ = [
     "CATALOGUE",
@@ -67,10 +69,13 @@ __all__ = [
     "Exercise",
     "Report",
     "UsageError",
+    "assert_examples",
     "assert_passes",
     "catalogue_text",
     "check",
+    "exercise",
     "exercises_in",
+    "load_exercises",
     "make",
     "read_assignment",
     "select",

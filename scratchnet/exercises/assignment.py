@@ -9,6 +9,7 @@ FILE`` grades exactly what it lists.  The format is described in
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Dict, Sequence
 
@@ -20,7 +21,8 @@ __all__ = ["read_assignment", "write_assignment"]
 _VISIBILITY = ("visible", "hidden", "after_published")
 
 
-def write_assignment(names: Sequence[str], path: Any, *, title: str = "") -> Dict:
+def write_assignment(names: Sequence[str], path: Any, *, title: str = "",
+                     exercises_file: Any = None) -> Dict:
     """Write the assignment of these exercises (catalogue points) to ``path``.
 
     Parameters
@@ -30,6 +32,9 @@ def write_assignment(names: Sequence[str], path: Any, *, title: str = "") -> Dic
     path : str or Path
         The JSON file.
     title : str, optional
+    exercises_file : str or Path, optional
+        An instructor's exercises file (:mod:`scratchnet.exercises.own`),
+        named in the assignment relative to its folder.
 
     Returns
     -------
@@ -50,6 +55,8 @@ def write_assignment(names: Sequence[str], path: Any, *, title: str = "") -> Dic
                 e.id for e in exercises),
             "exercises": [{"id": e.id, "points": e.points} for e in exercises],
             "allow": []}
+    if exercises_file is not None:
+        data["exercises_file"] = os.path.relpath(exercises_file, Path(path).parent)
     Path(path).write_text(json.dumps(data, indent=2) + "\n")
     return data
 
@@ -95,6 +102,12 @@ def read_assignment(path: Any) -> Dict[str, Any]:
     known = {e.id: e for e in select([])}
     seen = set()
     for i, entry in enumerate(data["exercises"], 1):
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str) and \
+                entry["id"] not in known:   # any chapter function (issue 31)
+            try:
+                known.update({e.id: e for e in select([entry["id"]])})
+            except KeyError:
+                pass
         if not isinstance(entry, dict) or entry.get("id") not in known:
             got = entry.get("id") if isinstance(entry, dict) else entry
             raise ValueError(f"{where}: exercise {i}: no exercise {got!r} in the "

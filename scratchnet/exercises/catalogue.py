@@ -16,10 +16,14 @@ modules; nothing else in the kit is written per exercise.
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import re
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
-__all__ = ["CATALOGUE", "CHAPTER_ORDER", "Exercise", "catalogue_text", "select"]
+__all__ = ["CATALOGUE", "CHAPTER_ORDER", "OWN", "Exercise", "catalogue_text",
+           "chapter_exercise", "chapter_of", "select"]
 
 # The chapters in reading order: the modules of a student's package.
 CHAPTER_ORDER = ("softmax", "losses", "information", "two_gaussians", "layers", "mlp",
@@ -141,8 +145,10 @@ def select(names: Sequence[str]) -> List[Exercise]:
     Parameters
     ----------
     names : sequence of str
-        Exercise ids (``"softmax"``, ``"SGD.update"``) or chapter names
-        (``"layers"``: all its exercises); empty selects the whole catalogue.
+        Exercise ids (``"softmax"``, ``"SGD.update"``), chapter names
+        (``"layers"``: all its exercises), or any public function of a chapter
+        (``"sigmoid"``: generic checks, after the catalogue's); empty selects
+        the whole catalogue.
 
     Returns
     -------
@@ -158,16 +164,110 @@ def select(names: Sequence[str]) -> List[Exercise]:
     >>> [ex.id for ex in select(["layers"])]
     ['linear_backward', 'relu_backward', 'tanh_backward']
     """
-    wanted = set()
+    wanted, extra = set(), []
     for name in names:
         if name in _BY_ID:
             wanted.add(name)
         elif name in CHAPTER_ORDER:
             wanted.update(ex.id for ex in CATALOGUE if ex.chapter == name)
         else:
-            raise KeyError(f"no exercise or chapter {name!r}; exercises: "
-                           f"{', '.join(_BY_ID)}; chapters: {', '.join(CHAPTER_ORDER)}")
-    return [ex for ex in CATALOGUE if not names or ex.id in wanted]
+            extra.append(_beyond_the_catalogue(name))
+    return [ex for ex in CATALOGUE if not names or ex.id in wanted] + extra
+
+
+#: The instructors' own exercises loaded in this process, by id
+#: (:func:`scratchnet.exercises.exercise` adds them).
+OWN: Dict[str, Exercise] = {}
+
+
+def chapter_of(name: str) -> str:
+    """The chapter that defines ``name`` (``"TwoLayerMLP.forward"`` -> ``"mlp"``).
+
+    Parameters
+    ----------
+    name : str
+        A public function, class or ``Class.method`` of a chapter, or an
+        instructor's exercise (its hand-out module).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    KeyError
+        If no chapter defines it.
+
+    Examples
+    --------
+    >>> chapter_of("TwoLayerMLP.forward"), chapter_of("sigmoid")
+    ('mlp', 'softmax')
+    """
+    if name in OWN:
+        return OWN[name].chapter
+    top = name.split(".")[0]
+    for chapter in CHAPTER_ORDER:
+        value = getattr(importlib.import_module(f"scratchnet.{chapter}"), top, None)
+        if getattr(value, "__module__", "") == f"scratchnet.{chapter}":
+            return chapter
+    raise KeyError(f"{name!r} is defined in none of the chapters")
+
+
+def chapter_exercise(name: str, points: int = 5) -> Exercise:
+    """Any public function or method of a chapter as an exercise (generic checks).
+
+    It covers the arguments without a default; its checks are made from the
+    chapter (:mod:`scratchnet.exercises.generic`).
+
+    Parameters
+    ----------
+    name : str
+        ``"sigmoid"``, ``"tanh_forward"``, or ``"Class.method"``.
+    points : int, default 5
+
+    Returns
+    -------
+    Exercise
+
+    Raises
+    ------
+    KeyError
+        If no chapter defines a public function of that name.
+
+    Examples
+    --------
+    >>> ex = chapter_exercise("sigmoid")
+    >>> ex.chapter, ex.covers
+    ('softmax', ('x',))
+    """
+    if any(part.startswith("_") for part in name.split(".")):
+        raise KeyError(f"{name!r} is private: only public chapter functions are "
+                       f"exercises")
+    chapter = chapter_of(name)
+    obj: Any = importlib.import_module(f"scratchnet.{chapter}")
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj) or inspect.isclass(obj):
+        raise KeyError(f"{name!r} is not a function or method of a chapter")
+    params = inspect.signature(obj).parameters.values()
+    covers = tuple(p.name for p in params if p.default is inspect.Parameter.empty
+                   and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+    summary = (inspect.getdoc(obj) or name).splitlines()[0].rstrip(".")
+    summary = re.sub(r":\w+:`([^`]*)`", r"\1", summary).replace("\\", "")
+    return Exercise(name, chapter, summary, points, covers, (), (),
+                    summary[0].lower() + summary[1:])
+
+
+def _beyond_the_catalogue(name: str) -> Exercise:
+    """An instructor's exercise, or any public chapter function; else KeyError."""
+    if name in OWN:
+        return OWN[name]
+    try:
+        return chapter_exercise(name)
+    except KeyError:
+        raise KeyError(f"no exercise, chapter or chapter function {name!r}; "
+                       f"exercises: {', '.join(_BY_ID)}; chapters: "
+                       f"{', '.join(CHAPTER_ORDER)}") from None
 
 
 def catalogue_text(exercises: Sequence[Exercise] = ()) -> str:

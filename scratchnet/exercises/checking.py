@@ -21,13 +21,22 @@ from .catalogue import Exercise
 from .checks_layers import CHECKS as LAYER_CHECKS
 from .checks_models import CHECKS as MODEL_CHECKS
 from .checks_scores import CHECKS as SCORE_CHECKS
+from .generic import generic_checks, own_checks
+from .own import REGISTRY
 from .probes import Failed
 from .protocol import Check
 from .remote import StudentRaised
 
 __all__ = ["CHECKS", "OBJECT_CHECKS", "checks_of", "run_checks"]
 
-CHECKS: Dict[str, List] = {**SCORE_CHECKS, **LAYER_CHECKS, **MODEL_CHECKS}
+class _WithGeneric(dict):
+    """Checks by id: the catalogue's, an instructor's, a chapter function's."""
+
+    def __missing__(self, ex_id: str) -> List:
+        return own_checks(ex_id) if ex_id in REGISTRY else generic_checks(ex_id)
+
+
+CHECKS: Dict[str, List] = _WithGeneric({**SCORE_CHECKS, **LAYER_CHECKS, **MODEL_CHECKS})
 #: The exercises whose checks take the student's side, not a function.
 OBJECT_CHECKS = frozenset(MODEL_CHECKS)
 
@@ -37,9 +46,10 @@ def _outcome(check: Any, arg: Any) -> Dict[str, str]:
         with warnings.catch_warnings():  # the same under pytest's warnings as errors
             warnings.simplefilter("ignore")
             check(arg)
-        return {"status": "pass", "message": "", "hint": ""}
+        return {"status": "pass", "message": "", "hint": "", "credit": 1.0}
     except Failed as err:
-        return {"status": "fail", "message": err.message, "hint": err.hint}
+        return {"status": "fail", "message": err.message, "hint": err.hint,
+                "credit": err.credit}
     except StudentRaised as err:
         e = err.error
         if e.get("todo"):

@@ -15,7 +15,7 @@ from ..information import entropy, kl_divergence
 from ..layers import linear_backward, linear_forward, relu_backward, tanh_backward
 from ..two_gaussians import two_gaussian_posterior
 from .diagnoses import equals, nan_where
-from .probes import Failed, expect_close, fd_gradient, show, unchanged
+from .probes import Failed, expect_close, expect_each, fd_gradient, show, unchanged
 
 __all__ = ["CHECKS"]
 
@@ -159,10 +159,10 @@ def _linear_checks():
         x, W, b, dout = case
         got = _call_linear(f, x.copy(), W.copy(), b.copy(), dout.copy())
         want = linear_backward(dout, (x, W))
-        for name, g, e in zip(("dx", "dW", "db"), got, want):
-            expect_close(g, e, f"{name} of linear_backward for {label}, "
-                         f"x = {show(x)}, W = {show(W)}, dout = {show(dout)}",
-                         n=x.shape[0], **kw)
+        expect_each([(name, lambda g=g, e=e, name=name: expect_close(
+            g, e, f"{name} of linear_backward for {label}, x = {show(x)}, "
+            f"W = {show(W)}, dout = {show(dout)}", n=x.shape[0], **kw))
+            for name, g, e in zip(("dx", "dW", "db"), got, want)])
 
     def values(f):
         compare(f, _linear_case(4, 3, 2), "x (4, 3), W (3, 2)")
@@ -176,10 +176,10 @@ def _linear_checks():
         def loss():
             return float((linear_forward(x, W, b)[0] * dout).sum())
 
-        for name, arr, g in zip(("dx", "dW", "db"), (x, W, b), got):
-            numeric = fd_gradient(loss, arr)
-            expect_close(g, numeric, f"{name} of linear_backward against central "
-                         "differences of sum(out * dout)", rtol=1e-5, atol=1e-7, n=3)
+        expect_each([(name, lambda arr=arr, g=g, name=name: expect_close(
+            g, fd_gradient(loss, arr), f"{name} of linear_backward against central "
+            "differences of sum(out * dout)", rtol=1e-5, atol=1e-7, n=3))
+            for name, arr, g in zip(("dx", "dW", "db"), (x, W, b), got)])
 
     def batch_of_one(f):
         compare(f, _linear_case(1, 3, 2), "a batch of one")

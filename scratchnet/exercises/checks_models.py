@@ -27,7 +27,7 @@ from ..optim import SGD, Adam
 from ..softmax import softmax
 from ..train import train_step
 from .diagnoses import missing_activation
-from .probes import Failed, expect_close, fd_gradient, show
+from .probes import Failed, expect_close, expect_each, fd_gradient, show
 
 __all__ = ["CHECKS", "KL_THRESHOLD", "TRAIN_STEPS", "train_to_posterior"]
 
@@ -142,10 +142,11 @@ def _backward_checks():
     def compare(cls, sizes, label, activation="relu"):
         got, ref, x, dlogits = grads_of(cls, sizes, activation)
         ref.forward(x)
-        for name, want in ref.backward(dlogits).items():
-            expect_close(got[name], want, f"grads[{name!r}] of a {label} network, "
-                         f"x = {show(x)}, dlogits = {show(dlogits)}", n=len(x),
-                         hint=missing_activation(got, ref, x, dlogits))
+        hint = missing_activation(got, ref, x, dlogits)
+        expect_each([(name, lambda name=name, want=want: expect_close(
+            got[name], want, f"grads[{name!r}] of a {label} network, x = {show(x)}, "
+            f"dlogits = {show(dlogits)}", n=len(x), hint=hint))
+            for name, want in ref.backward(dlogits).items()])
 
     def finite_differences(cls):
         got, ref, x, dlogits = grads_of(cls, (2, 3, 2))

@@ -72,8 +72,8 @@ class _Session:
         self.root = os.path.realpath(request["dir"])
         self.refuse = list(request["refuse"])
         self.homes = dict(request["library"])
-        for ex_id, chapter in self.homes.items():
-            self.watch(ex_id, chapter)
+        for ex_id in request.get("watch", self.homes):  # not an instructor's own
+            self.watch(ex_id, self.homes[ex_id])
         real_import = builtins.__import__
 
         def guarded(name, globals=None, locals=None, fromlist=(), level=0):

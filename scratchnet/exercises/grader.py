@@ -30,6 +30,7 @@ from .analysis import NUMERICAL, find_package, handout_names, read_exercise
 from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
 from .checking import checks_of, run_checks
+from .own import child_homes, load_own
 from .reaper import become_reaper, reap
 from .remote import Child, ChildLost, LibraryUsed
 from .report import Report
@@ -150,7 +151,7 @@ def _scored(result: Dict[str, Any], ex: Exercise, entry: Dict[str, Any]
         result = {**result, "checks": checks, "message": message}
     for c in result["checks"]:
         c["max_points"] = entry["points"] * weights[c["name"]] / total
-        c["points"] = c["max_points"] if c["status"] in ("pass", "carried") else 0.0
+        c["points"] = c["max_points"] * c.get("credit", 0.0)  # a share of its arrays
         c["visibility"] = specs.get(c["name"], {}).get("visibility", "visible")
     return {**result, "points": round(sum(c["points"] for c in result["checks"]), 6),
             "max_points": entry["points"]}
@@ -167,7 +168,7 @@ class _Children:
 
     def get(self) -> Child:
         while self.current is None:
-            child = Child(self.directory, {e.id: e.chapter for e in CATALOGUE},
+            child = Child(self.directory, child_homes(self.job["exercises"]),
                           [m for m in NUMERICAL if m not in self.job["allow"]],
                           limit=self.job["limit"], memory_mb=self.job["memory_mb"])
             try:
@@ -231,6 +232,7 @@ def grade(job: Dict[str, Any]) -> Report:
     """
     start = time.perf_counter()
     become_reaper()
+    load_own(*job.get("own", []))   # the instructor's exercises files
     directory = Path(job["dir"])
     entries = {e["id"]: e for e in job["exercises"]}
     exercises = select(list(entries))
@@ -288,14 +290,15 @@ def _grade_one(ex: Exercise, finding: Dict[str, Any], children: _Children,
             again = {}
         for c in checks:
             if again.get(c["name"], {}).get("status") == "pass":
-                c.update(status="carried", message="", hint=(
+                c.update(status="carried", message="", credit=1.0, hint=(
                     f"passes with the library's {' and '.join(suspects)} in place of "
                     f"yours: fix {' and '.join(suspects)} (graded there)"))
     return {**result, "checks": checks}
 
 
 def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
-          json_path: Any = None, limit: float = 10.0, memory_mb: int = 2048) -> Report:
+          json_path: Any = None, limit: float = 10.0, memory_mb: int = 2048,
+          exercises: Any = None) -> Report:
     """Grade a submission: the assignment's exercises, in a grading process of its own.
 
     Parameters
@@ -303,6 +306,9 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     directory : str or Path
         The submission: the package's folder, or a folder holding its files
         (a flat upload), or a folder holding that one folder.
+    exercises : str or Path, optional
+        An instructor's exercises file (:mod:`scratchnet.exercises.own`); an
+        assignment may name one too (``"exercises_file"``).
     assignment : str or Path, optional
         The instructor's assignment (JSON): exactly its exercises are graded,
         for its points.  Without it, a self-check: the exercises the package
@@ -341,7 +347,7 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
         raise UsageError(f"no such directory: {directory}")
     package = find_package(directory).resolve()
     job: Dict[str, Any] = {"dir": str(package), "limit": limit, "memory_mb": memory_mb,
-                           "allow": [], "mode": "assignment"}
+                           "allow": [], "own": load_own(exercises, assignment)}
     if assignment is not None:
         try:
             data = read_assignment(assignment)

@@ -11,13 +11,14 @@ depend on any backward pass, the library's included.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, Tuple
 
 import numpy as np
 
 from ..gradcheck import numerical_gradient
 
-__all__ = ["Failed", "expect_close", "fd_gradient", "mistake_hint", "show", "unchanged"]
+__all__ = ["Failed", "expect_close", "expect_each", "fd_gradient", "mistake_hint",
+           "show", "unchanged"]
 
 
 class Failed(AssertionError):
@@ -29,17 +30,20 @@ class Failed(AssertionError):
         Which input, what was expected, what came back.
     hint : str, optional
         What to change, when the mistake is recognised.
+    credit : float, optional
+        The share of the check's points earned all the same (the right arrays
+        of an exercise that returns several, see :func:`expect_each`).
 
     Examples
     --------
     >>> err = Failed("softmax(x): expected [0.5 0.5], got [nan nan]", "shift")
-    >>> err.message, err.hint
-    ('softmax(x): expected [0.5 0.5], got [nan nan]', 'shift')
+    >>> err.message, err.hint, err.credit
+    ('softmax(x): expected [0.5 0.5], got [nan nan]', 'shift', 0.0)
     """
 
-    def __init__(self, message: str, hint: str = "") -> None:
+    def __init__(self, message: str, hint: str = "", credit: float = 0.0) -> None:
         super().__init__(message if not hint else f"{message}\nhint: {hint}")
-        self.message, self.hint = message, hint
+        self.message, self.hint, self.credit = message, hint, credit
 
 
 def show(value: Any) -> str:
@@ -258,3 +262,47 @@ def unchanged(arrays: Sequence[np.ndarray], copies: Sequence[np.ndarray],
                          f"it is now {show(arr)}",
                          f"a backward pass must not write into {name}: compute a new "
                          f"array ({name} * mask, np.where(...)) or copy it first")
+
+
+def expect_each(parts: Sequence[Tuple[str, Callable[[], None]]]) -> None:
+    """Compare each returned array on its own; partial credit for the right ones.
+
+    An exercise that returns several arrays (``dx, dW, db``; a network's
+    gradients) earns, in a check, the share of its arrays that are right.
+
+    Parameters
+    ----------
+    parts : sequence of (str, callable)
+        Each array's name and a comparison that raises :class:`Failed`.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    Failed
+        The first wrong array's message and hint; ``credit`` the share right.
+
+    Examples
+    --------
+    >>> def wrong():
+    ...     raise Failed("db: expected [1.], got [2.]", "sum over the batch")
+    >>> try:
+    ...     expect_each([("dx", lambda: None), ("dW", lambda: None), ("db", wrong)])
+    ... except Failed as err:
+    ...     print(round(err.credit, 3), err.message)
+    0.667 db: expected [1.], got [2.] (dx and dW are right: 2/3 of this check's points)
+    """
+    failures, right = [], []
+    for name, compare in parts:
+        try:
+            compare()
+            right.append(name)
+        except Failed as err:
+            failures.append(err)
+    if failures:
+        share = len(right) / len(parts)
+        note = f" ({' and '.join(right)} {'is' if len(right) == 1 else 'are'} right: " \
+            f"{len(right)}/{len(parts)} of this check's points)" if right else ""
+        raise Failed(failures[0].message + note, failures[0].hint, share)

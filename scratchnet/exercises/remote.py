@@ -14,6 +14,7 @@ every exercise.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
+from .catalogue import OWN
 from .probes import Failed, show
 from .protocol import ProtocolError, pack, read_frame, unpack, write_frame
 
@@ -105,11 +107,13 @@ class Child:
     def __init__(self, directory: Path, homes: Dict[str, str], refuse: List[str], *,
                  limit: float, memory_mb: int) -> None:
         self.limit, self.loaded = limit, {}
+        self.root = os.path.realpath(directory)
         self.workdir = tempfile.TemporaryDirectory(prefix="scratchnet-child-")
         req_r, self.req_w = os.pipe()
         self.ans_r, ans_w = os.pipe()
         env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONFAULTHANDLER": "1",   # SIGABRT dumps where it is, even in C
                "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                               os.environ.get("PYTHONPATH", "")])}
         self.log = Path(self.workdir.name) / "stderr.txt"
@@ -124,7 +128,8 @@ class Child:
         os.close(req_r)
         os.close(ans_w)
         self.request({"op": "start", "dir": str(directory), "library": homes,
-                      "refuse": refuse}, timeout=60)
+                      "refuse": refuse, "watch": [i for i in homes if i not in OWN]},
+                     timeout=60)
 
     def request(self, message: Dict[str, Any], timeout: float | None = None
                 ) -> Dict[str, Any]:
@@ -165,14 +170,44 @@ class Child:
             tail = self.log.read_text(errors="replace").strip()[-300:] \
                 if self.log.exists() else ""
             exited = self.proc.poll() is not None
+            where = "" if exited else self.where_stopped()
             self.stop()
             if exited:
                 raise ChildLost(f"the grader's child process died (exit status "
                                 f"{self.proc.returncode}) while answering {tail}"
                                 ) from None
-            raise ChildLost(f"{err}: the child was stopped (a hang past the time "
-                            f"limit of {self.limit:g} s, or an answer that is not "
+            raise ChildLost(f"{err}: the child was stopped{where} (a hang past the "
+                            f"time limit of {self.limit:g} s, or an answer that is not "
                             f"one)") from None
+
+    def where_stopped(self) -> str:
+        """The student's line a hanging child is on, as `` at FILE line N`` (or "").
+
+        The child runs with ``PYTHONFAULTHANDLER``: on ``SIGABRT`` it writes its
+        Python traceback to its stderr log, also from inside C code (a regular
+        expression that backtracks for ever, a huge product) where the per-call
+        timer cannot interrupt it.  The innermost frame in the student's files
+        is where the loop was stopped.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> callable(Child.where_stopped)
+        True
+        """
+        try:
+            os.kill(self.proc.pid, signal.SIGABRT)
+            self.proc.wait(timeout=2.0)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        dump = self.log.read_text(errors="replace").rsplit("Fatal Python error", 1)[-1]
+        for path, line in re.findall(r'File "([^"]+)", line (\d+)', dump):
+            if os.path.realpath(path).startswith(self.root + os.sep):
+                return f" at {Path(path).name} line {line}"
+        return ""
 
     def stop(self) -> None:
         """Kill the child's process group and close the pipes.

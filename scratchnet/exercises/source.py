@@ -1,18 +1,21 @@
-"""The student edition, generated from the chapters' source: the bodies left to write.
+"""One function of a hand-out as text: signature, the student's docstring, stub or body.
 
-``make`` reads each exercise's function (or method) from its chapter with
-:mod:`inspect` and :mod:`ast`, keeps the covered arguments of its signature
-and its docstring (equation and doctest included, the Parameters entries of
-arguments the exercise does not cover left out), and replaces the body with
-``raise NotImplementedError`` and a one-line pointer.  What the student is
-given is written out from the chapter's source, working; a class exercise is
-a subclass of the chapter's class with only the methods to write.  Names a body
-needs are imported: relatively from the package's other modules
-(``from .softmax import log_softmax``), or else from where the chapter takes
-them.  ``make(..., solutions=True)`` writes the answer key: the same package
-with the chapter's bodies in place (arguments not covered set to their
-defaults).  Nothing here is written per exercise, so the edition follows the
-chapters as they change.
+A hand-out is written from a *reference*: for a catalogue exercise (and the
+code given beside it) the function of the answer key
+(:mod:`~scratchnet.exercises.key_scores`, :mod:`~scratchnet.exercises.key_models`),
+which is the chapter's formula written for the exercise; for any other
+chapter function, the chapter's own source, read with ``inspect`` and
+``ast`` and made plain: the arguments the exercise does not cover leave
+the signature (the body starts by setting them to their defaults), the
+docstring is cut down to the covered arguments
+(:func:`~scratchnet.exercises.docstrings.exercise_docstring`), and the
+argument checks go, a call such as ``x = as_float_array(x, "x")`` becoming
+``x = np.asarray(x)``: the hand-out imports no private name of scratchnet, and
+the chapter's private helpers that remain are written out beside it.
+
+The stub says as much as the instructor chooses (``stub_hints``): nothing
+(``"none"``), what to compute (``"pointer"``, the default), or the formula
+(``"formula"``).
 """
 
 from __future__ import annotations
@@ -23,325 +26,339 @@ import importlib
 import inspect
 import textwrap
 import types
-from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
-from .catalogue import CHAPTER_ORDER, Exercise, select
-from .layout import import_block, signature
+from . import key_models, key_scores
+from .catalogue import chapter_of
+from .docstrings import example_names, exercise_docstring
+from .layout import signature
+from .own import REGISTRY
 
-__all__ = ["make"]
+__all__ = ["STUB_HINTS", "chapter_module", "covered_arguments", "free_names",
+           "function_text", "home_chapter", "is_validator", "reference", "stub_message"]
 
-_README = """\
-# {title}
-
-Exercises from scratchnet's chapters: {ids}.
-
-Each module is named as the chapter it comes from.  Write the bodies that
-raise `NotImplementedError` (the message says what to write); the docstrings
-are the chapter's own, with the equations, and their examples show what the
-library's function returns: yours should return the same.  Everything else
-in the modules is given and works.
-
-Check your work (from the folder that holds `{name}`):
-
-    python -m scratchnet exercises check {name}
-    python -m scratchnet exercises check {name} --only {first}
-
-or in your own pytest file:
-
-    from scratchnet.exercises import assert_passes
-    from {name}.{chapter} import {func}
-
-    def test_{test}():
-        assert_passes("{first}", {func})
-
-Each check says which input it used, what it expected, what came back and,
-for the classic mistakes, what to change.
-"""
+STUB_HINTS = ("none", "pointer", "formula")
+POINTERS = {**key_scores.POINTERS, **key_models.POINTERS}
 
 
-def _chapter_module(chapter: str) -> types.ModuleType:
-    return importlib.import_module(f"scratchnet.{chapter}")
-
-
-def _home(name: str) -> str:
-    """The chapter that defines ``name`` (``"TwoLayerMLP.forward"`` -> ``"mlp"``)."""
-    top = name.split(".")[0]
-    for chapter in CHAPTER_ORDER:
-        if getattr(_chapter_module(chapter), top, None) is not None and \
-                getattr(getattr(_chapter_module(chapter), top), "__module__", "") \
-                == f"scratchnet.{chapter}":
-            return chapter
-    raise KeyError(f"{name!r} is defined in none of the chapters")
-
-
-def _function_node(obj) -> tuple:
-    """The dedented source of a function and its ``ast.FunctionDef``."""
-    src = textwrap.dedent(inspect.getsource(obj))
-    return src, ast.parse(src).body[0]
-
-
-def _covered_arguments(node: ast.FunctionDef, covers: Sequence[str]) -> tuple:
-    """The signature's arguments reduced to ``covers``; the others with defaults."""
-    args = node.args
-    positional = args.posonlyargs + args.args
-    with_default = [a.arg for a in positional][len(positional) - len(args.defaults):]
-    defaults = dict(zip(with_default, args.defaults))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults)
-                     if d is not None})
-    keep = [a for a in positional if a.arg in covers]
-    kwonly = [a for a in args.kwonlyargs if a.arg in covers]
-    new = ast.arguments(
-        posonlyargs=[], args=keep, vararg=None, kwonlyargs=kwonly,
-        kw_defaults=[defaults.get(a.arg) for a in kwonly], kwarg=None,
-        defaults=[defaults[a.arg] for a in keep if a.arg in defaults][
-            -len([a for a in keep if a.arg in defaults]) or len(keep):])
-    dropped = {a.arg: defaults[a.arg] for a in positional + args.kwonlyargs
-               if a.arg not in covers and a.arg in defaults}
-    return new, dropped
-
-
-def _pruned_docstring(src: str, node: ast.FunctionDef, covers: Sequence[str]) -> str:
-    """The docstring's source text without Parameters entries of uncovered arguments."""
-    first = node.body[0]
-    lines = src.splitlines()[first.lineno - 1:first.end_lineno]
-    out, skipping, section = [], False, ""
-    indent = len(lines[0]) - len(lines[0].lstrip())
-    for i, line in enumerate(lines):
-        depth = len(line) - len(line.lstrip())
-        if i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
-            section, skipping = line.strip(), False
-        elif set(line.strip()) == {"-"}:
-            pass
-        elif section == "Parameters" and line.strip() and depth == indent:
-            names = [n.strip() for n in line.split(" : ")[0].split(",")]
-            skipping = not any(n in covers for n in names)
-        elif section == "Parameters" and line.strip() and depth < indent:
-            skipping = False
-        if not skipping:
-            out.append(line)
-    return "\n".join(out)
-
-
-def _free_names(tree: ast.AST, params: Sequence[str]) -> List[str]:
-    """Names a function reads that it neither takes nor assigns (nor are builtins)."""
-    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-              and not isinstance(n.ctx, ast.Load)}
-    loaded = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-              and isinstance(n.ctx, ast.Load)]
-    skip = set(params) | stored | set(dir(builtins))
-    return sorted(set(loaded) - skip)
-
-
-def _function_text(obj, ex_id: str, covers, todo: str | None, indent: str) -> tuple:
-    """A function's text for the package: exercise (``todo``) or full body."""
-    src, node = _function_node(obj)
-    if covers is None:
-        covers = [a.arg for a in node.args.posonlyargs + node.args.args
-                  + node.args.kwonlyargs]
-    args, dropped = _covered_arguments(node, covers)
-    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-    head = signature(node.name, args, returns, indent)
-    doc = _pruned_docstring(src, node, covers)
-    if todo is not None:
-        body = f'    raise NotImplementedError("{ex_id}: {todo}")'
-        code_tree = ast.parse(f"def f({ast.unparse(args)}){returns}: pass")
-        hidden = _free_names(node, [a.arg for a in args.args + args.kwonlyargs])
-    else:
-        prelude = [f"    {name} = {ast.unparse(value)}  # not covered: the default"
-                   for name, value in dropped.items()]
-        body_lines = src.splitlines()[node.body[0].end_lineno:node.end_lineno]
-        body = "\n".join(prelude + body_lines)
-        code_tree = ast.parse(textwrap.dedent(head + "\n" + body))
-        if ast.get_docstring(node) is None:
-            body = "\n".join(prelude + src.splitlines()[node.body[0].lineno - 1:
-                                                       node.end_lineno])
-    params = [a.arg for a in args.args + args.kwonlyargs]
-    names = _free_names(code_tree, params)
-    if todo is not None:  # what the chapter's body uses, if the package has it
-        names += [f"?{name}" for name in hidden if name not in names]
-    text = "\n".join([head, doc, body]) if ast.get_docstring(node) else \
-        "\n".join([head, body])
-    return textwrap.indent(text, indent), names
-
-
-def _import_line(name: str, chapter: str, where: Dict[str, str], here: str) -> str:
-    """How a module of the package gets ``name``, or "" if it defines it.
-
-    A name marked ``?`` is imported only from the package or as a module.
-    """
-    optional, name = name.startswith("?"), name.lstrip("?")
-    if where.get(name) == here:
-        return ""
-    if name in where:
-        return f"from .{where[name]} import {name}"
-    value = getattr(_chapter_module(chapter), name, None)
-    if optional and not isinstance(value, types.ModuleType):
-        return ""
-    if isinstance(value, types.ModuleType):
-        alias = "" if value.__name__ == name else f" as {name}"
-        return f"import {value.__name__}{alias}"
-    origin = getattr(value, "__module__", None)
-    if not origin or getattr(importlib.import_module(origin), name, None) is not value:
-        origin = f"scratchnet.{chapter}"
-    return f"from {origin} import {name}"
-
-
-def _given_helpers(mod: types.ModuleType, needed: Dict[str, str]) -> Dict[str, str]:
-    """The chapter's private functions the module's code calls, written out, given.
-
-    The package imports only public library names: a helper such as
-    ``losses._reduced`` is copied from the chapter with the code that calls
-    it, and so is every helper it calls in turn (``needed`` gains what they
-    need), and a private constant they read (``_ATOL = 1e-06``).  Returns
-    ``{name: text}``: the constants, then the functions in source order.
-    """
-    def is_helper(name: str) -> bool:
-        obj = getattr(mod, name, None)
-        return name.startswith("_") and inspect.isfunction(obj) and \
-            obj.__module__ == mod.__name__
-
-    def constant(name: str) -> str:  # a private number or string, as a line
-        value = getattr(mod, name, None)
-        private = name.startswith("_") and type(value) in (int, float, str, bool)
-        return f"{name} = {value!r}" if private else ""
-
-    found: Dict[str, str] = {}
-    todo = list(needed)
-    while todo:
-        name = todo.pop()
-        if name in found or not (is_helper(name) or constant(name)):
-            continue
-        if constant(name):
-            found[name] = constant(name)
-            continue
-        found[name], names = _function_text(getattr(mod, name), name, None, None, "")
-        for n in names:
-            needed.setdefault(n, mod.__name__.rsplit(".", 1)[-1])
-        todo += names
-    line = {name: 0 if constant(name) else inspect.getsourcelines(getattr(mod, name))[1]
-            for name in found}
-    return {name: found[name] for name in sorted(found, key=lambda n: (line[n], n))}
-
-
-def _module_text(chapter: str, items: Dict[str, str], where, by_id, solutions) -> str:
-    """One module of the package: its exercises and what is given, in source order."""
-    mod = _chapter_module(chapter)
-    blocks, needed, classes = [], {}, {}
-    for name, role in items.items():
-        if "." in name:
-            classes.setdefault(name.split(".")[0], []).append((name, role))
-            continue
-        ex = by_id.get(name) if role == "exercise" else None
-        todo = None if ex is None or solutions else ex.todo
-        text, names = _function_text(getattr(mod, name), name,
-                                     ex.covers if ex else None, todo, "")
-        blocks.append(text)
-        needed.update({n: chapter for n in names})
-        needed.update({f"?{n}": chapter for n in (ex.given if ex else ())
-                       if "." not in n})
-    for cls_name, methods in classes.items():
-        cls = getattr(mod, cls_name)
-        to_write = [n.split(".")[1] for n, role in methods if role == "exercise"]
-        summary = inspect.getdoc(cls).splitlines()[0]
-        lines = [f"class {cls_name}(Chapter{cls_name}):",
-                 f'    """{summary}', "",
-                 f"    The chapter's class, with {', '.join(to_write) or 'nothing'} "
-                 "to write here;",
-                 f"    everything else is inherited from ``scratchnet.{chapter}."
-                 f"{cls_name}``.", '    """']
-        for name, role in methods:
-            ex = by_id.get(name) if role == "exercise" else None
-            todo = None if ex is None or solutions else ex.todo
-            text, names = _function_text(getattr(cls, name.split(".")[1]), name,
-                                         ex.covers if ex else None, todo, "    ")
-            lines += ["", text]
-            needed.update({n: chapter for n in names})
-            needed.update({f"?{n}": chapter for n in (ex.given if ex else ())
-                           if "." not in n})
-        blocks.append("\n".join(lines))
-        needed[f"Chapter{cls_name}"] = chapter
-    helpers = _given_helpers(mod, needed)
-    blocks += helpers.values()
-    lines = {_import_line(n, c, where, chapter) for n, c in needed.items()
-             if not n.startswith("Chapter") and n not in helpers} - {""}
-    lines |= {f"from scratchnet.{chapter} import {c} as Chapter{c}" for c in classes}
-    imports = import_block(lines)
-    ids = [n for n, role in items.items() if role == "exercise"]
-    given = [n for n, role in items.items() if role == "given"]
-    kind = "Answer key" if solutions else "Exercises"
-    doc = [f'"""{kind} from scratchnet\'s chapter '
-           f"``{chapter}``: {', '.join(ids) or 'none (given code only)'}.", "",
-           (mod.__doc__ or "").strip().splitlines()[0].replace('"""', "'''"), ""]
-    if given:
-        doc.append(f"Given, working: {', '.join(given)}.")
-    doc += ["Generated from the chapter's source by ``python -m scratchnet "
-            "exercises make``.", '"""']
-    head = "\n".join(doc) + "\n\nfrom __future__ import annotations\n\n"
-    return "\n\n\n".join([head + "\n".join(imports), *blocks]) + "\n"
-
-
-def make(names: Sequence[str], out, *, solutions: bool = False) -> List[Path]:
-    """Write the student edition (or the answer key) of exercises as a package.
+def reference(name: str, chapter: types.ModuleType) -> Tuple[Any, bool]:
+    """The object a hand-out writes ``name`` from, and whether it is the answer key's.
 
     Parameters
     ----------
-    names : sequence of str
-        Exercise ids or chapter names (see :func:`~scratchnet.exercises.select`);
-        empty means the whole catalogue.
-    out : str or Path
-        The package's folder, created if needed (its existing modules of these
-        chapters are overwritten).
-    solutions : bool, default False
-        Write the chapters' bodies in place of ``NotImplementedError``.
+    name : str
+        ``"softmax"`` or ``"TwoLayerMLP.backward"``.
+    chapter : module
+        The chapter that defines it.
 
     Returns
     -------
-    list of Path
-        The files written: ``__init__.py``, ``README.md`` and one module per
-        chapter.
+    (function, bool)
 
     Examples
     --------
-    >>> import tempfile, pathlib
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     files = make(["relu_backward"], pathlib.Path(tmp) / "hw")
-    ...     print(sorted(f.name for f in files))
-    ['README.md', '__init__.py', 'layers.py']
+    >>> from scratchnet import layers
+    >>> obj, keyed = reference("linear_backward", layers)
+    >>> obj.__module__, keyed
+    ('scratchnet.exercises.key_models', True)
+    >>> reference("log_sigmoid", chapter_module("softmax"))[1]
+    False
     """
-    exercises: List[Exercise] = select(list(names))
-    by_id = {ex.id: ex for ex in exercises}
-    items: Dict[str, Dict[str, str]] = {}
-    for ex in exercises:
-        for name in ex.given:
-            items.setdefault(_home(name), {}).setdefault(name, "given")
-    for ex in exercises:
-        items.setdefault(ex.chapter, {})[ex.id] = "exercise"
-    where = {name.split(".")[0]: chapter for chapter, found in items.items()
-             for name in found}
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for chapter in [c for c in CHAPTER_ORDER if c in items]:
-        order = sorted(items[chapter], key=lambda n: _source_line(chapter, n))
-        text = _module_text(chapter, {n: items[chapter][n] for n in order}, where,
-                            by_id, solutions)
-        written.append(out / f"{chapter}.py")
-        written[-1].write_text(text)
-    title = "Answer key" if solutions else "Homework"
-    (out / "__init__.py").write_text(
-        f'"""{title}: scratchnet exercises {", ".join(by_id)}."""\n\n'
-        f"EXERCISES = {tuple(by_id)!r}  # what the grader grades\n")
-    first = exercises[0]
-    (out / "README.md").write_text(_README.format(
-        title=title, ids=", ".join(by_id), name=out.name, first=first.id,
-        chapter=first.chapter, func=first.id.split(".")[0],
-        test=first.id.replace(".", "_").lower()))
-    return sorted([*written, out / "__init__.py", out / "README.md"])
+    if name in REGISTRY:   # an instructor's exercise: its reference is the key
+        return REGISTRY[name].reference, True
+    owner_name, _, method = name.rpartition(".")
+    for key in (key_scores, key_models):
+        owner = getattr(key, owner_name, None) if owner_name else key
+        found = inspect.getattr_static(owner, method, None) if owner else None
+        if inspect.isfunction(found) and found.__module__ == key.__name__:
+            return found, True
+    owner = getattr(chapter, owner_name) if owner_name else chapter
+    return inspect.getattr_static(owner, method), False
 
 
-def _source_line(chapter: str, name: str) -> int:
-    obj = _chapter_module(chapter)
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    return inspect.getsourcelines(obj)[1]
+def stub_message(ex_id: str, hints: str, formula: str) -> str:
+    """What the stub's ``NotImplementedError`` says.
+
+    Parameters
+    ----------
+    ex_id : str
+    hints : {"none", "pointer", "formula"}
+    formula : str
+        The exercise's formula (the catalogue's ``todo``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> stub_message("relu_backward", "none", "dout where x > 0")
+    'relu_backward: write it'
+    >>> stub_message("relu_backward", "pointer", "dout where x > 0")
+    "relu_backward: the gradient with respect to the ReLU's input"
+    """
+    if hints not in STUB_HINTS:
+        raise ValueError(f"stub_hints must be one of {', '.join(STUB_HINTS)}; "
+                         f"got {hints!r}")
+    text = {"none": "write it", "pointer": POINTERS.get(ex_id, formula),
+            "formula": formula}[hints]
+    return f"{ex_id}: {text}"
+
+
+def covered_arguments(args: ast.arguments, covers: Sequence[str]) -> tuple:
+    """The signature's arguments reduced to ``covers``, and the defaults of the others.
+
+    Parameters
+    ----------
+    args : ast.arguments
+        The chapter function's arguments.
+    covers : sequence of str
+        The names the exercise keeps.
+
+    Returns
+    -------
+    (ast.arguments, dict)
+        The exercise's arguments (positional ones kept positional, with their
+        defaults), and ``{name: default}`` of the arguments left out.
+
+    Examples
+    --------
+    >>> tree = ast.parse("def f(x, axis=-1, *, keepdims=False): pass")
+    >>> new, dropped = covered_arguments(tree.body[0].args, ["x"])
+    >>> ast.unparse(new), {k: ast.unparse(v) for k, v in dropped.items()}
+    ('x', {'axis': '-1', 'keepdims': 'False'})
+    """
+    positional = args.posonlyargs + args.args
+    padding = [None] * (len(positional) - len(args.defaults))
+    default_of = dict(zip([a.arg for a in positional], padding + list(args.defaults)))
+    default_of.update(zip([a.arg for a in args.kwonlyargs], args.kw_defaults))
+    kept = [a for a in positional if a.arg in covers]
+    kept_kwonly = [a for a in args.kwonlyargs if a.arg in covers]
+    kept_defaults = [default_of[a.arg] for a in kept if default_of[a.arg] is not None]
+    new = ast.arguments(posonlyargs=[], args=kept, vararg=None,
+                        kwonlyargs=kept_kwonly,
+                        kw_defaults=[default_of[a.arg] for a in kept_kwonly],
+                        kwarg=None, defaults=kept_defaults)
+    dropped = {a.arg: default_of[a.arg] for a in positional + args.kwonlyargs
+               if a.arg not in covers and default_of[a.arg] is not None}
+    return new, dropped
+
+
+def free_names(tree: ast.AST, params: Sequence[str]) -> List[str]:
+    """Names code reads that it neither takes nor assigns (nor are builtins).
+
+    Parameters
+    ----------
+    tree : ast.AST
+    params : sequence of str
+
+    Returns
+    -------
+    list of str
+        Sorted.
+
+    Examples
+    --------
+    >>> free_names(ast.parse("y = np.exp(x) + len(z)"), ["x"])
+    ['np', 'z']
+    """
+    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+              and not isinstance(n.ctx, ast.Load)}
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, ast.Load)}
+    return sorted(loaded - stored - set(params) - set(dir(builtins)))
+
+
+def is_validator(value: Any) -> bool:
+    """Whether a library function only checks (or converts) its first argument.
+
+    The functions of ``scratchnet._validation`` and every ``check_*`` function
+    of a private module: in a hand-out a call to one becomes its first
+    argument, as an array, and a statement that is only such a call goes.
+
+    Parameters
+    ----------
+    value : object
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from scratchnet import _validation, _shift
+    >>> is_validator(_validation.as_float_array), is_validator(_shift.row_max)
+    (True, False)
+    """
+    module = getattr(value, "__module__", "") or ""
+    name = getattr(value, "__name__", "")
+    private = module.startswith("scratchnet.") and \
+        module.rsplit(".", 1)[-1].startswith("_")
+    return inspect.isfunction(value) and private and (
+        module == "scratchnet._validation" or name.lstrip("_").startswith("check"))
+
+
+class _Plain(ast.NodeTransformer):
+    """The chapter's body without its argument checks (see :func:`is_validator`)."""
+
+    def __init__(self, namespace: Dict[str, Any]) -> None:
+        self.namespace, self.changed = namespace, False
+
+    def _validator_call(self, node: Any) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            is_validator(self.namespace.get(node.func.id))
+
+    def visit_Expr(self, node):
+        if self._validator_call(node.value):
+            self.changed = True
+            return None
+        return self.generic_visit(node)
+
+    def visit_If(self, node):
+        raises = all(isinstance(s, ast.Raise) for s in node.body) and not node.orelse
+        if raises:
+            self.changed = True
+            return None
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        if self._validator_call(node) and node.args:
+            self.changed = True
+            first = self.visit(node.args[0])
+            return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "asarray",
+                                          ast.Load()), [first], [])
+        return self.generic_visit(node)
+
+
+def _body_text(src: str, node: ast.FunctionDef, namespace: Dict[str, Any],
+               keyed: bool) -> Tuple[str, ast.Module]:
+    """The body's source (no docstring): the key's as written, a chapter's plain."""
+    statements = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    lines = src.splitlines()
+    verbatim = "\n".join(lines[statements[0].lineno - 1:node.end_lineno])
+    tree = ast.Module(body=statements, type_ignores=[])
+    if keyed:
+        return textwrap.dedent(verbatim), tree
+    plain = _Plain(namespace)
+    new = ast.fix_missing_locations(plain.visit(ast.parse(textwrap.dedent(verbatim))))
+    if not plain.changed:
+        return textwrap.dedent(verbatim), new
+    return "\n".join(ast.unparse(s) for s in new.body), new
+
+
+def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
+                  keyed: bool, namespace: Dict[str, Any], indent: str = "") -> tuple:
+    """A function of the hand-out: signature, the student's docstring, stub or body.
+
+    Parameters
+    ----------
+    obj : function
+        The reference (see :func:`reference`).
+    stub : str or None
+        The stub's message, or None for the working body.
+    covers : sequence of str or None
+        The arguments the exercise takes (None: all).
+    keyed : bool
+        The answer key's function (its body is kept as written).
+    namespace : dict
+        The names the reference's module defines (to recognise its checks).
+    indent : str
+        ``"    "`` for a method.
+
+    Returns
+    -------
+    (str, list of str)
+        The text, and the names it reads that something must define (the
+        body's, and its examples'; for a stub, ``"?name"``: the answer key's
+        names, imported only from the package itself).
+
+    Examples
+    --------
+    >>> chapter = chapter_module("softmax")
+    >>> text, names = function_text(chapter.sigmoid, stub=None, covers=["x"],
+    ...                             keyed=False, namespace=vars(chapter))
+    >>> "as_float_array" in text, "np.asarray(x)" in text, names
+    (False, True, ['Any', 'np', 'sigmoid'])
+    """
+    src = textwrap.dedent(inspect.getsource(obj))
+    node = ast.parse(src).body[0]
+    everything = [a.arg for a in node.args.posonlyargs + node.args.args
+                  + node.args.kwonlyargs]
+    covers = everything if covers is None else list(covers)
+    args, dropped = covered_arguments(node.args, covers)
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+    head = signature(node.name, args, returns, "")
+    params = [a.arg for a in args.args + args.kwonlyargs]
+    parts, names = [head], []
+    if ast.get_docstring(node) is not None:
+        first = node.body[0]
+        raw = "\n".join(src.splitlines()[first.lineno - 1:first.end_lineno])
+        uncovered = [a for a in everything if a not in covers]
+        doc = exercise_docstring(raw, covers, uncovered)
+        parts.append(doc)
+        names += example_names(doc)
+    annotations = [a.annotation for a in args.args + args.kwonlyargs if a.annotation]
+    for annotation in annotations + ([node.returns] if node.returns else []):
+        names += free_names(annotation, [])
+    if stub is not None:
+        line = f'    raise NotImplementedError("{stub}")' if '"' not in stub \
+            and "\\" not in stub else \
+            f"    raise NotImplementedError({stub!r})"
+        if len(indent + line) > 88:
+            line = line.replace("Error(", "Error(\n        ").replace('")', '"\n    )')
+        parts.append(line)
+        if keyed:   # what the answer will call, imported where the package has it
+            _, tree = _body_text(src, node, namespace, keyed)
+            names += [f"?{n}" for n in free_names(tree, params)]
+    else:
+        body, tree = _body_text(src, node, namespace, keyed)
+        prelude = [f"{name} = {ast.unparse(value)}  # not covered: the default"
+                   for name, value in dropped.items()]
+        parts.append(textwrap.indent("\n".join([*prelude, body]), "    "))
+        names += free_names(tree, params + list(dropped))
+    return textwrap.indent("\n".join(parts), indent), sorted(set(names))
+
+
+def chapter_module(chapter: str) -> types.ModuleType:
+    """The chapter module ``scratchnet.<chapter>``, or an instructor's exercises file.
+
+    Parameters
+    ----------
+    chapter : str
+        A chapter, or the hand-out module of an instructor's exercise.
+
+    Returns
+    -------
+    module
+
+    Examples
+    --------
+    >>> chapter_module("layers").__name__
+    'scratchnet.layers'
+    """
+    try:
+        return importlib.import_module(f"scratchnet.{chapter}")
+    except ImportError:
+        for own in REGISTRY.values():
+            if own.exercise.chapter == chapter:
+                return inspect.getmodule(own.reference)
+        raise
+
+
+def home_chapter(name: str) -> str:
+    """The chapter (or an instructor's module) that holds ``name`` in a hand-out.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> home_chapter("TwoLayerMLP.forward")
+    'mlp'
+    """
+    return chapter_of(name)

@@ -1,0 +1,331 @@
+"""A course's grading: any upload graded by its assignment, a class to CSV, Gradescope.
+
+The instructor's assignment file (:mod:`scratchnet.exercises.protocol` gives
+its schema) says which exercises are graded and for how many points.  Here:
+
+- :func:`submission_package`: whatever a student uploaded (the package's
+  files, one folder holding them, or a notebook) as a package to grade; a
+  notebook's code cells, in order, are its module;
+- :func:`grade`: one submission by the assignment: exactly its exercises (one
+  the submission lacks scores 0, "missing"), its points, and Gradescope's
+  ``results.json`` written even when nothing could be graded;
+- :func:`grade_class`: many submissions into one CSV table, a row each;
+- :func:`autograder_zip`: Gradescope's autograder, ``setup.sh`` (installs
+  this version of scratchnet from a wheel inside the zip) and
+  ``run_autograder`` (grades ``$AUTOGRADER_ROOT/submission``, default
+  ``/autograder``, into ``$AUTOGRADER_ROOT/results/results.json``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+from .assignment import read_assignment
+from .catalogue import CHAPTER_ORDER
+from .grader import UsageError, check
+from .notebook import notebook_modules
+from .own import load_own
+from .report import Report
+
+__all__ = ["autograder_zip", "grade", "grade_class", "submission_package"]
+
+SETUP_SH = """\
+#!/usr/bin/env bash
+# Gradescope runs this once, from the autograder's folder (/autograder/source),
+# to build the image: it installs the scratchnet the assignment was made with,
+# from the wheel beside it (its dependencies, NumPy and Matplotlib, come from
+# the package index; nothing else is downloaded).
+set -euo pipefail
+cd "$(dirname "$0")"
+python3 -m pip install --no-cache-dir ./{wheel}
+"""
+
+RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Gradescope runs this for each submission.  It grades the upload in
+# $AUTOGRADER_ROOT/submission (the package's files, a folder holding them, or
+# a notebook) by the assignment, and writes
+# $AUTOGRADER_ROOT/results/results.json.  AUTOGRADER_ROOT is /autograder
+# unless set (to try the autograder anywhere).
+set -uo pipefail
+root="${{AUTOGRADER_ROOT:-/autograder}}"
+mkdir -p "$root/results"
+python3 -m scratchnet exercises check "$root/submission" \\
+    --assignment "$root/source/{assignment}" --json "$root/results/results.json"
+exit 0   # points lost are in results.json, not an autograder failure
+"""
+
+
+def _assignment(path: Any, exercises: Any = None) -> Dict[str, Any]:
+    try:
+        load_own(exercises, path)
+        return read_assignment(path)
+    except (ValueError, KeyError) as err:
+        raise UsageError(str(err.args[0])) from None
+
+
+def _notebook_in(upload: Path) -> Path | None:
+    """The notebook an upload is (or holds, with no chapter module beside it)."""
+    if upload.suffix == ".ipynb":
+        return upload
+    if not upload.is_dir() or any(next(upload.rglob(f"{c}.py"), None)
+                                  for c in CHAPTER_ORDER):
+        return None
+    found = sorted(p for p in upload.rglob("*.ipynb")
+                   if ".ipynb_checkpoints" not in p.parts)
+    return found[0] if found else None
+
+
+def submission_package(upload: Any, workdir: Any) -> Path:
+    """What a student uploaded, as a folder the grader reads.
+
+    Parameters
+    ----------
+    upload : str or Path
+        The package's files (``softmax.py``, ...), a folder somewhere inside
+        holding them (given back as it is: the grader finds it), or a notebook
+        (an ``.ipynb`` file, or a folder with one), written out as a package by
+        :func:`~scratchnet.exercises.notebook.notebook_modules`.
+    workdir : str or Path
+        Where a notebook's package is written (``workdir / "submission"``).
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    UsageError
+        If there is no such file or folder.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from scratchnet.exercises import make
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     nb = make(["relu_backward"], tmp, notebook=True)[0]
+    ...     pkg = submission_package(nb, tmp)
+    ...     sorted(p.name for p in pkg.iterdir())
+    ['__init__.py', 'layers.py']
+    """
+    upload = Path(upload)
+    if not upload.exists():
+        raise UsageError(f"no such submission: {upload}")
+    notebook = _notebook_in(upload)
+    if notebook is None:
+        return upload
+    package = Path(workdir) / "submission"
+    if package.exists():
+        shutil.rmtree(package)
+    package.mkdir(parents=True)
+    for module, text in notebook_modules(notebook).items():
+        (package / f"{module}.py").write_text(text)
+    meta = json.loads(notebook.read_text()).get("metadata", {}).get("scratchnet", {})
+    (package / "__init__.py").write_text(   # the exercises it was made with
+        f'"""A notebook, as a package."""\n\nEXERCISES = '
+        f'{tuple(meta.get("exercises", ()))!r}\n')
+    return package
+
+
+def grade(upload: Any, assignment: Any, *, json_path: Any = None,
+          limit: float | None = None, memory_mb: int | None = None,
+          exercises: Any = None) -> Report:
+    """Grade one upload by the assignment (see the module's docstring).
+
+    Parameters
+    ----------
+    upload : str or Path
+    assignment : str or Path
+        The assignment file (:mod:`scratchnet.exercises.assignment`).
+    json_path : str or Path, optional
+        Write Gradescope's ``results.json`` there (also when nothing could be
+        graded: score 0 and the reason).
+    limit, memory_mb : optional
+        Seconds per check and the child's memory (default: the assignment's,
+        else 10 s and 2048 MB).
+    exercises : str or Path, optional
+        An instructor's exercises file (or named in the assignment).
+
+    Returns
+    -------
+    Report
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from scratchnet.exercises import make
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = make(["relu_backward"], tmp + "/key", solutions=True)
+    ...     path = pathlib.Path(tmp) / "a.json"
+    ...     _ = path.write_text('{"exercises": [{"id": "relu_backward", "points": 2},'
+    ...                         ' {"id": "softmax", "points": 3}]}')
+    ...     report = grade(tmp + "/key", path)
+    >>> [(r["id"], r["points"], r["max_points"]) for r in report.results]
+    [('softmax', 0.0, 3), ('relu_backward', 2.0, 2)]
+    """
+    _assignment(assignment, exercises)
+    with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
+        try:
+            package = submission_package(upload, tmp)
+            return check(package, assignment=assignment, json_path=json_path,
+                         exercises=exercises,
+                         **({"limit": limit} if limit else {}),
+                         **({"memory_mb": memory_mb} if memory_mb else {}))
+        except UsageError as err:
+            if json_path is not None:
+                Path(json_path).write_text(json.dumps(
+                    {"score": 0.0, "output": str(err), "tests": []}, indent=2) + "\n")
+            raise
+
+
+def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
+                progress: Any = None, exercises: Any = None) -> List[Dict[str, Any]]:
+    """Grade many uploads into one CSV: a row each, a column per exercise, the total.
+
+    Parameters
+    ----------
+    uploads : sequence of str or Path
+        One per student (the submission's name is its file or folder name).
+    assignment : str or Path
+    csv_path : str or Path
+        Written with the columns ``submission``, one per exercise id, ``total``
+        and ``error`` (why a submission could not be graded).
+    progress : callable, optional
+        Called with a line per submission graded.
+    exercises : str or Path, optional
+        An instructor's exercises file (or named in the assignment).
+
+    Returns
+    -------
+    list of dict
+        The rows.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from scratchnet.exercises import make
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = make(["relu_backward"], tmp + "/ada", solutions=True)
+    ...     _ = make(["relu_backward"], tmp + "/bob")
+    ...     path = pathlib.Path(tmp) / "a.json"
+    ...     _ = path.write_text('{"exercises": [{"id": "relu_backward", "points": 5}]}')
+    ...     _ = grade_class([tmp + "/ada", tmp + "/bob"], path, tmp + "/grades.csv")
+    ...     print(pathlib.Path(tmp, "grades.csv").read_text().strip())
+    submission,relu_backward,total,error
+    ada,5,5,
+    bob,0,0,
+    """
+    spec = _assignment(assignment, exercises)
+    ids = [e["id"] for e in spec["exercises"]]
+    rows = []
+    for upload in uploads:
+        row: Dict[str, Any] = {"submission": Path(upload).name}
+        try:
+            report = grade(upload, assignment, exercises=exercises)
+            row.update({r["id"]: f"{r['points']:g}" for r in report.results})
+            row.update(total=f"{report.score:g}", error="")
+        except UsageError as err:
+            row.update({i: "0" for i in ids}, total="0", error=str(err))
+        rows.append(row)
+        if progress:
+            progress(f"{row['submission']}: {row['total']}/"
+                     f"{sum(e['points'] for e in spec['exercises']):g}")
+    with open(csv_path, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=["submission", *ids, "total", "error"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
+def _wheel(folder: Path) -> Path:
+    """Build this scratchnet's wheel into ``folder`` from a copy of its source.
+
+    The copy (the package and its build files) keeps the build's outputs out
+    of the checkout; ``--no-build-isolation`` builds with the setuptools
+    installed here, so nothing is downloaded, else pip's isolated build is
+    tried.
+    """
+    root = Path(__file__).resolve().parents[2]
+    files = [n for n in ("setup.cfg", "pyproject.toml", "setup.py", "README.md",
+                         "LICENSE") if (root / n).exists()]
+    if "setup.cfg" not in files and "pyproject.toml" not in files:
+        raise UsageError(f"scratchnet is installed without its source ({root}): "
+                         f"build its wheel and pass it with --wheel")
+    source = folder / "source"
+    shutil.copytree(root / "scratchnet", source / "scratchnet",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in files:
+        shutil.copy(root / name, source / name)
+    for isolation in (["--no-build-isolation"], []):
+        done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source),
+                               "--no-deps", "--quiet", "-w", str(folder), *isolation],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
+        if done.returncode == 0:
+            return next(folder.glob("scratchnet-*.whl"))
+    raise UsageError(f"could not build scratchnet's wheel: {done.stderr[-500:]}")
+
+
+def autograder_zip(assignment: Any, out: Any, *, wheel: Any = None,
+                   exercises: Any = None) -> Path:
+    """Write Gradescope's autograder zip for the assignment.
+
+    Parameters
+    ----------
+    assignment : str or Path
+    out : str or Path
+        The zip to write.
+    wheel : str or Path, optional
+        scratchnet's wheel (default: built from this checkout's source).
+    exercises : str or Path, optional
+        An instructor's exercises file (or the one the assignment names): put
+        in the zip, the assignment naming it.
+
+    Returns
+    -------
+    Path
+        ``out``, holding ``setup.sh``, ``run_autograder``, the assignment and
+        the wheel.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from scratchnet.exercises.assignment import write_assignment
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = write_assignment(["relu_backward"], tmp + "/a.json")
+    ...     wheel = pathlib.Path(tmp, "scratchnet-0.1.0-py3-none-any.whl")
+    ...     _ = wheel.write_bytes(b"")   # a stand-in: the real one is built
+    ...     path = autograder_zip(tmp + "/a.json", tmp + "/ag.zip", wheel=wheel)
+    ...     names = sorted(zipfile.ZipFile(path).namelist())
+    >>> names[:2], names[3:]
+    (['assignment.json', 'run_autograder'], ['setup.sh'])
+    """
+    assignment = Path(assignment)
+    _assignment(assignment, exercises)
+    spec = json.loads(assignment.read_text())
+    own = load_own(exercises, assignment)
+    if own:
+        spec["exercises_file"] = Path(own[0]).name
+    out = Path(out)
+    with tempfile.TemporaryDirectory(prefix="scratchnet-wheel-") as tmp:
+        built = Path(wheel) if wheel else _wheel(Path(tmp))
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, text in [("setup.sh", SETUP_SH.format(wheel=built.name)),
+                               ("run_autograder", RUN_AUTOGRADER.format(
+                                   assignment="assignment.json"))]:
+                info = zipfile.ZipInfo(name)
+                info.external_attr = 0o755 << 16   # executable
+                zf.writestr(info, text)
+            zf.writestr("assignment.json", json.dumps(spec, indent=2) + "\n")
+            if own:
+                zf.write(own[0], Path(own[0]).name)
+            zf.write(built, built.name)
+    return out

@@ -1,0 +1,465 @@
+"""The instructor's course (issue 31): hand-outs written for the exercise, any chapter
+function as an exercise, notebook hand-outs, a class graded to CSV, Gradescope's zip.
+
+The homework is the trial's: softmax and log_softmax, cross_entropy and its
+gradient, linear_backward and relu_backward, the network's backward, and the
+label-smoothed cross-entropy of the instructor's own (examples/label_smoothing.py).
+"""
+
+import ast
+import csv
+import inspect
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import scratchnet.exercises as ex
+from scratchnet import losses
+from scratchnet.exercises.cli import main
+from scratchnet.exercises.course import grade
+from scratchnet.exercises.source import covered_arguments, function_text
+
+ROOT = Path(__file__).resolve().parents[1]
+OWN = ROOT / "examples" / "label_smoothing.py"
+TRIAL = ["softmax", "log_softmax", "cross_entropy", "cross_entropy_grad",
+         "linear_backward", "relu_backward", "TwoLayerMLP.backward",
+         "smoothed_cross_entropy"]
+TOTAL = sum(e.points for e in ex.select(TRIAL[:-1])) + 6
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """The trial's homework made with no grader code: package, answer key,
+    notebooks, and the assignment (naming the instructor's exercises file)."""
+    root = tmp_path_factory.mktemp("course")
+    make = ["make", *TRIAL, "--exercises", str(OWN)]
+    assert main([*make, "--out", str(root / "hw"),
+                 "--assignment", str(root / "assignment.json")]) == 0
+    assert main([*make, "--out", str(root / "key"), "--solutions"]) == 0
+    assert main([*make, "--out", str(root / "nb"), "--notebook"]) == 0
+    assert main([*make, "--out", str(root / "nb"), "--notebook", "--solutions"]) == 0
+    return root
+
+
+def _pytest_doctests(folder: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "--doctest-modules",
+                           folder.name, "-q", "-p", "no:cacheprovider"],
+                          cwd=folder.parent, env=env, capture_output=True, text=True)
+    return done.stdout
+
+
+# --- hand-outs written for the exercise (item 3) --------------------------------------
+
+def test_the_handouts_examples_pass_on_the_key_and_fail_on_the_skeleton(course):
+    key = _pytest_doctests(course / "key")
+    assert "failed" not in key and re.search(r"\d+ passed", key), key
+    skeleton = _pytest_doctests(course / "hw")
+    for ex_id in TRIAL:
+        module = ex.select([ex_id])[0].chapter
+        assert f"FAILED hw/{module}.py::hw.{module}.{ex_id}" in skeleton, ex_id
+
+
+@pytest.mark.parametrize("edition", ["hw", "key"])
+def test_the_handout_imports_no_private_name_of_scratchnet(course, edition):
+    for path in (course / edition).glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "scratchnet"):
+                assert not any(p.startswith("_") for p in node.module.split(".")), path
+                assert not any(a.name.startswith("_") for a in node.names), path
+            if isinstance(node, ast.Import):
+                assert not any("._" in a.name for a in node.names), path
+
+
+def test_the_given_code_is_the_chapters_formula_not_its_validation(course):
+    layers = (course / "hw" / "layers.py").read_text()
+    assert "out = x @ W + b" in layers
+    assert "raise ValueError" not in layers and "as_float_array" not in layers
+
+
+def test_stub_hints_say_what_to_compute_by_default_never_the_formula(tmp_path):
+    texts = {}
+    for hints in ("none", "pointer", "formula"):
+        ex.make(["linear_backward"], tmp_path / hints, stub_hints=hints)
+        texts[hints] = (tmp_path / hints / "layers.py").read_text()
+    assert "dout @ W.T" not in texts["pointer"] and "dout @ W.T" not in texts["none"]
+    assert "dout @ W.T" in texts["formula"]
+    assert "the gradients of the loss with respect to x, W and b" in texts["pointer"]
+    assert 'NotImplementedError("linear_backward: write it")' in texts["none"]
+    assert main(["make", "softmax", "--out", str(tmp_path / "x"),
+                 "--stub-hints", "answer"]) == 2
+
+
+def test_a_chapter_docstring_is_cut_down_to_the_covered_arguments():
+    text, names = function_text(losses.cross_entropy, stub="todo",
+                                covers=["logits", "targets"], keyed=False,
+                                namespace=vars(losses))
+    doc = ast.get_docstring(ast.parse(text).body[0])
+    for arg in ("weight", "ignore_index", "label_smoothing", "reduction"):
+        assert not re.search(rf"``{arg}``|\b{arg}=|^{arg}\b", doc, re.M), arg
+    assert "sn." not in doc and "import scratchnet" not in doc
+    assert ">>> print(f\"{cross_entropy(logits, [0, 1]):.4f}\")" in doc
+    assert "cross_entropy" in names   # the examples call the student's own function
+
+
+def test_covered_arguments_keeps_defaults_and_keyword_only_arguments():
+    tree = ast.parse("def f(a, b=1, c=2, *, d=3, e): pass")
+    new, dropped = covered_arguments(tree.body[0].args, ["a", "c", "e"])
+    assert ast.unparse(new) == "a, c=2, *, e"
+    assert {k: ast.unparse(v) for k, v in dropped.items()} == {"b": "1", "d": "3"}
+
+
+# --- any chapter function is an exercise (item 2) ------------------------------------
+
+def test_any_public_chapter_function_is_an_exercise_with_generic_checks(tmp_path):
+    ex.make(["sigmoid", "tanh_forward"], tmp_path / "key", solutions=True)
+    report = ex.check(tmp_path / "key")
+    assert report.score == report.max_score == 10
+    checks = {c["name"] for r in report.results for c in r["checks"]}
+    assert {"docstring examples", "random inputs", "inputs unchanged"} <= checks
+    ex.make(["sigmoid", "tanh_forward"], tmp_path / "hw")
+    assert ex.check(tmp_path / "hw").score == 0
+    wrong = tmp_path / "wrong"
+    shutil.copytree(tmp_path / "key", wrong)
+    path = wrong / "layers.py"
+    path.write_text(path.read_text().replace("return out, out", "return out * 1.001, out"))
+    result = {r["id"]: r for r in ex.check(wrong).results}["tanh_forward"]
+    failed = {c["name"] for c in result["checks"] if c["status"] != "pass"}
+    assert {"docstring examples", "random inputs"} <= failed
+
+
+def test_private_or_unknown_names_are_not_exercises(tmp_path):
+    for name in ("_as_matrix", "no_such_function", "TwoLayerMLP"):
+        with pytest.raises(KeyError):
+            ex.make([name], tmp_path / "hw")
+
+
+# --- notebooks (item 4) ---------------------------------------------------------------
+
+def test_a_notebook_handout_has_per_exercise_its_docstring_stub_and_check(course):
+    cells = json.loads((course / "nb" / "homework.ipynb").read_text())["cells"]
+    checks = [c for c in cells if "check" in c["metadata"].get("tags", [])]
+    assert len(checks) == len(TRIAL)
+    for i, cell in enumerate(cells):
+        if cell in checks:
+            stub, doc = cells[i - 1], cells[i - 2]
+            assert "exercise" in stub["metadata"]["tags"]
+            assert doc["cell_type"] == "markdown" and doc["source"][0].startswith("###")
+            assert "".join(cell["source"]).startswith(("assert_passes(",
+                                                       "assert_examples("))
+    code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert "NotImplementedError" in code and "scratchnet._" not in code
+
+
+def test_the_solutions_notebook_runs_and_passes_its_checks(course):
+    cells = json.loads((course / "nb" / "solutions.ipynb").read_text())["cells"]
+    namespace: dict = {}
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            exec("".join(cell["source"]), namespace)   # the checks raise if wrong
+
+
+def test_a_notebook_is_graded_as_the_package(course, tmp_path):
+    for name in ("homework", "solutions"):
+        upload = tmp_path / name
+        upload.mkdir()
+        shutil.copy(course / "nb" / f"{name}.ipynb", upload)
+    assert grade(tmp_path / "solutions", course / "assignment.json").score == TOTAL
+    assert grade(tmp_path / "homework", course / "assignment.json").score == 0
+
+
+# --- a class at once (item 7) ---------------------------------------------------------
+
+def test_a_class_is_graded_into_one_csv_table(course, tmp_path, capsys):
+    uploads = tmp_path / "uploads"
+    shutil.copytree(course / "key", uploads / "ada")               # a package
+    shutil.copytree(course / "hw", uploads / "bob")                # the skeleton
+    (uploads / "cy" / "inner").mkdir(parents=True)                 # files, in a folder
+    for path in (course / "key").glob("*.py"):
+        if path.name != "__init__.py":
+            shutil.copy(path, uploads / "cy" / "inner" / path.name)
+    shutil.copy(course / "nb" / "solutions.ipynb", uploads / "dee.ipynb")  # notebook
+    (uploads / "eve").mkdir()                                      # nothing
+    table = tmp_path / "grades.csv"
+    argv = ["check", *sorted(str(p) for p in uploads.iterdir()), str(uploads / "zed"),
+            "--assignment", str(course / "assignment.json"), "--csv", str(table)]
+    assert main(argv) == 0
+    with table.open() as text:
+        rows = {r["submission"]: r for r in csv.DictReader(text)}
+    assert list(rows) == ["ada", "bob", "cy", "dee.ipynb", "eve", "zed"]
+    assert list(rows["ada"])[1:-2] == TRIAL
+    assert [rows[s]["total"] for s in rows] == [f"{TOTAL}", "0", f"{TOTAL}",
+                                                f"{TOTAL}", "0", "0"]
+    assert rows["ada"]["TwoLayerMLP.backward"] == "8"
+    assert rows["bob"]["softmax"] == rows["eve"]["softmax"] == "0"
+    assert "no such submission" in rows["zed"]["error"] and not rows["ada"]["error"]
+    assert f"eve: 0/{TOTAL}" in capsys.readouterr().out
+
+
+def test_csv_needs_an_assignment_and_several_submissions_need_csv(course, capsys):
+    assert main(["check", str(course / "key"), "--csv", "x.csv"]) == 2
+    assert main(["check", str(course / "key"), str(course / "hw")]) == 2
+    assert "--csv" in capsys.readouterr().out
+
+
+# --- Gradescope in one command (item 6) -----------------------------------------------
+
+def test_the_autograder_zip_grades_uploads_end_to_end_in_a_clean_venv(course, tmp_path):
+    """setup.sh installs scratchnet from the zip's wheel into a fresh venv (its NumPy
+    and Matplotlib found on this interpreter's path, so nothing is downloaded);
+    run_autograder grades $AUTOGRADER_ROOT/submission into results/results.json."""
+    archive = tmp_path / "autograder.zip"
+    assert main(["autograder", "--assignment", str(course / "assignment.json"),
+                 "--out", str(archive)]) == 0
+    names = zipfile.ZipFile(archive).namelist()
+    assert {"setup.sh", "run_autograder", "assignment.json", OWN.name} <= set(names)
+    assert any(re.fullmatch(r"scratchnet-.*\.whl", n) for n in names)
+    root = tmp_path / "autograder"
+    zipfile.ZipFile(archive).extractall(root / "source")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    site = next(venv.glob("lib*/python*/site-packages"), None) or \
+        venv / "Lib" / "site-packages"
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}", AUTOGRADER_ROOT=str(root),
+               PIP_NO_INDEX="1")
+    subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, check=True,
+                   capture_output=True)
+    where = subprocess.run(["python3", "-c", "import scratchnet; print(scratchnet.__file__)"],
+                           env=env, capture_output=True, text=True, cwd=tmp_path).stdout
+    assert str(venv) in where   # the wheel's scratchnet, not this checkout
+
+    def run(upload) -> dict:
+        submission = root / "submission"
+        shutil.rmtree(submission, ignore_errors=True)
+        submission.mkdir()
+        for path in upload:
+            shutil.copy(path, submission / path.name)
+        subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
+                       check=True, capture_output=True, cwd=tmp_path)
+        return json.loads((root / "results" / "results.json").read_text())
+
+    flat = [p for p in (course / "key").glob("*.py") if p.name != "__init__.py"]
+    assert run(flat)["score"] == TOTAL
+    notebook = run([course / "nb" / "solutions.ipynb"])
+    assert notebook["score"] == TOTAL and len(notebook["tests"]) > len(TRIAL)
+    assert run([course / "hw" / "softmax.py"])["score"] == 0
+    nothing = run([])
+    assert nothing["score"] == 0 and nothing["output"]
+
+
+def test_exercise_modules_name_no_private_helper_of_their_neighbours():
+    """The hand-out modules are public API used by the grader: their shared names."""
+    from scratchnet.exercises import docstrings, handout, notebook, source
+
+    for module in (docstrings, handout, notebook, source):
+        for name in module.__all__:
+            assert not name.startswith("_") and inspect.getdoc(getattr(module, name))
+
+
+# --- own exercises, no fork (item 1) --------------------------------------------------
+
+def test_the_trials_own_exercise_takes_at_most_25_lines():
+    assert len(OWN.read_text().splitlines()) <= 25
+
+
+def test_the_own_reference_is_the_librarys_label_smoothing(course):
+    ex.load_exercises(OWN)
+    from scratchnet.exercises.own import REGISTRY
+
+    reference = REGISTRY["smoothed_cross_entropy"].reference
+    rng = np.random.default_rng(1)
+    logits, targets = rng.normal(size=(7, 5)), rng.integers(0, 5, size=7)
+    assert reference(logits, targets) == pytest.approx(
+        losses.cross_entropy(logits, targets, label_smoothing=0.1), rel=1e-12, abs=0)
+
+
+def test_the_own_exercise_gets_the_catalogues_treatment(course, tmp_path):
+    key = grade(course / "key", course / "assignment.json")
+    assert key.score == key.max_score == TOTAL
+    own = {r["id"]: r for r in key.results}["smoothed_cross_entropy"]
+    assert [c["name"] for c in own["checks"]] == [
+        "inputs 1", "inputs 2", "inputs 3", "docstring examples"]
+    losses_py = (course / "hw" / "losses.py").read_text()
+    assert "def smoothed_cross_entropy(logits, targets):" in losses_py
+    assert "from .softmax import log_softmax" in losses_py   # the student's own
+    assert "@exercise" not in losses_py and "smoothed = 0.9" not in losses_py
+    # log(softmax) where log_softmax is asked: fails where it underflows, only there
+    wrong = tmp_path / "wrong"
+    shutil.copytree(course / "key", wrong)
+    path = wrong / "losses.py"
+    path.write_text(path.read_text().replace(
+        "smoothed * log_softmax(logits)",
+        "smoothed * np.log(np.exp(logits) / np.exp(logits).sum(-1, keepdims=True))"))
+    result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
+    failed = [c["name"] for c in result["smoothed_cross_entropy"]["checks"]
+              if c["status"] not in ("pass", "carried")]
+    assert failed == ["inputs 3"]
+
+
+def test_a_log_softmax_mistake_is_charged_once_through_the_own_exercise(course,
+                                                                        tmp_path):
+    wrong = tmp_path / "wrong"
+    shutil.copytree(course / "key", wrong)
+    path = wrong / "softmax.py"
+    text = path.read_text()
+    body = ("    shifted = x - np.max(x, axis=-1, keepdims=True)\n"
+            "    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))")
+    assert body in text
+    path.write_text(text.replace(body, "    return x - np.max(x, axis=-1, keepdims=True)"))
+    result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
+    assert result["log_softmax"]["points"] < result["log_softmax"]["max_points"]
+    own = result["smoothed_cross_entropy"]
+    assert own["points"] == own["max_points"]
+    assert any(c["status"] == "carried" for c in own["checks"])
+
+
+def test_an_unknown_exercises_file_is_a_usage_error(tmp_path, capsys):
+    assert main(["make", "softmax", "--exercises", str(tmp_path / "none.py"),
+                 "--out", str(tmp_path / "hw")]) == 2
+    assert "no such exercises file" in capsys.readouterr().out
+
+
+# --- points and visibility from the assignment (item 5) -------------------------------
+
+def test_weights_and_visibility_reach_gradescope(course, tmp_path):
+    spec = json.loads((course / "assignment.json").read_text())
+    spec["exercises_file"] = str(OWN)
+    for entry in spec["exercises"]:
+        if entry["id"] == "softmax":
+            entry["points"] = 10
+            entry["checks"] = {"float32 kept": {"weight": 0.5, "visibility": "hidden"},
+                               "values": {"weight": 2, "visibility": "after_published"}}
+    path = tmp_path / "assignment.json"
+    path.write_text(json.dumps(spec))
+    results = tmp_path / "results.json"
+    grade(course / "key", path, json_path=results)
+    tests = {t["name"]: t for t in json.loads(results.read_text())["tests"]}
+    assert tests["softmax: float32 kept"]["visibility"] == "hidden"
+    assert tests["softmax: values"]["visibility"] == "after_published"
+    assert tests["softmax: empty batch"]["visibility"] == "visible"
+    share = 10 / (2 + 0.5 + 6)   # eight checks: six of weight 1
+    assert tests["softmax: values"]["max_score"] == pytest.approx(2 * share)
+    assert tests["softmax: float32 kept"]["max_score"] == pytest.approx(0.5 * share)
+
+
+# --- a time-limit failure names the student's line (item 8) ----------------------------
+
+def test_a_time_limit_failure_names_the_line_where_the_loop_was_stopped(course,
+                                                                         tmp_path):
+    looping = tmp_path / "looping"
+    shutil.copytree(course / "key", looping)
+    path = looping / "layers.py"
+    text = path.read_text()
+    path.write_text(text.replace("    return np.where(cache > 0, dout, 0)",
+                                 "    while True:\n        pass"))
+    line = path.read_text().splitlines().index("    while True:") + 1
+    report = ex.check(looping, only=["relu_backward"], limit=0.5)
+    messages = [c["message"] for c in report.results[0]["checks"]]
+    assert any(f"time limit at layers.py line {line}" in m for m in messages), messages
+
+
+def test_a_student_self_checks_a_notebook(course, capsys):
+    assert main(["check", str(course / "nb" / "solutions.ipynb"),
+                 "--exercises", str(OWN)]) == 0
+    out = capsys.readouterr().out
+    assert f"total: {TOTAL}/{TOTAL} points" in out and "self-check" in out
+
+
+# --- partial credit per returned array (item 5) ----------------------------------------
+
+def test_a_check_credits_the_right_arrays_of_several(course, tmp_path):
+    """linear_backward with db summed over the wrong axis: dx and dW still earn
+    2/3 of each check that compares them; the network's backward, which calls it,
+    keeps its points by carry-forward."""
+    wrong = tmp_path / "wrong"
+    shutil.copytree(course / "key", wrong)
+    path = wrong / "layers.py"
+    path.write_text(path.read_text().replace("db = dout.sum(axis=0)",
+                                             "db = dout.sum(axis=0) * 2"))
+    result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
+    checks = {c["name"]: c for c in result["linear_backward"]["checks"]}
+    values = checks["values"]
+    assert values["status"] == "fail" and "dx and dW are right" in values["message"]
+    assert values["points"] == pytest.approx(values["max_points"] * 2 / 3)
+    assert checks["inputs unchanged"]["points"] == checks["inputs unchanged"]["max_points"]
+    share = 6 / 6   # six checks of weight 1, five compare the three arrays
+    assert result["linear_backward"]["points"] == pytest.approx(share * (5 * 2 / 3 + 1))
+    backward = result["TwoLayerMLP.backward"]
+    assert backward["points"] == backward["max_points"]
+
+
+def test_every_catalogue_handout_passes_its_examples_only_when_written(tmp_path):
+    ex.make([], tmp_path / "hw")
+    ex.make([], tmp_path / "key", solutions=True)
+    key = _pytest_doctests(tmp_path / "key")
+    assert "failed" not in key and "error" not in key.lower(), key
+    skeleton = _pytest_doctests(tmp_path / "hw")
+    for exercise in ex.CATALOGUE:
+        assert f"hw.{exercise.chapter}.{exercise.id}" in skeleton, exercise.id
+
+
+def test_a_chapter_function_with_private_helpers_is_handed_out_without_them(tmp_path):
+    names = ["binary_cross_entropy_with_logits", "log_sigmoid", "softmax_forward"]
+    ex.make(names, tmp_path / "key", solutions=True)
+    for path in (tmp_path / "key").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "scratchnet"):
+                assert not any(p.startswith("_") for p in node.module.split("."))
+                assert not any(a.name.startswith("_") for a in node.names)
+    assert "failed" not in _pytest_doctests(tmp_path / "key")
+    report = ex.check(tmp_path / "key")
+    assert report.score == report.max_score == 15
+
+
+def test_a_students_notebook_checks_an_own_exercise_without_the_instructors_file(
+        course):
+    """In a kernel of the student's, the instructor's file is not loaded: the check
+    cell of the own exercise runs its docstring's examples, no instructor code."""
+    cells = json.loads((course / "nb" / "solutions.ipynb").read_text())["cells"]
+    check_cells = ["".join(c["source"]) for c in cells
+                   if "check" in c["metadata"].get("tags", [])]
+    own = next(c for c in check_cells if "smoothed_cross_entropy" in c)
+    assert own.startswith("assert_examples(smoothed_cross_entropy)")
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code"
+                     and "check" not in c["metadata"].get("tags", []))
+    script = code + "\n" + own + "\nprint('ok')\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout.strip() == "ok", done.stderr
+    skeleton = json.loads((course / "nb" / "homework.ipynb").read_text())["cells"]
+    code = "\n".join("".join(c["source"]) for c in skeleton if c["cell_type"] == "code"
+                     and "check" not in c["metadata"].get("tags", []))
+    done = subprocess.run([sys.executable, "-c", code + "\n" + own],
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "NotImplementedError" in done.stderr
+
+
+def test_a_hang_inside_c_code_names_the_line_too(tmp_path):
+    """A loop inside C (``sum`` over a huge range) is not interrupted by the
+    per-call timer: the grader stops the child with SIGABRT, whose
+    faulthandler dump names the student's line, then kills it."""
+    ex.make(["sigmoid"], tmp_path / "hw", solutions=True)
+    path = tmp_path / "hw" / "softmax.py"
+    text = path.read_text().replace("    x = np.asarray(x)\n", "    x = np.asarray(x)\n"
+                                    "    sum(range(10**12))\n")
+    path.write_text(text)
+    line = text.splitlines().index("    sum(range(10**12))") + 1
+    report = ex.check(tmp_path / "hw", limit=0.1)
+    messages = [c["message"] for c in report.results[0]["checks"]]
+    assert messages and all(f"stopped at softmax.py line {line}" in m
+                            for m in messages), messages
