@@ -249,3 +249,19 @@ def test_assert_passes_in_a_students_own_test():
 def test_the_reference_trains_to_the_posterior_with_margin_over_12_seeds():
     kls = [ex.train_to_posterior(seed=seed) for seed in range(12)]
     assert max(kls) < ex.KL_THRESHOLD / 1.5, kls   # issue 30: unequal variances
+
+
+def test_the_catalogue_table_keeps_its_columns_for_every_chapter_name():
+    """``exercises list``: each row's points end under the header's "points",
+    however long the chapter's name (``information`` and ``two_gaussians``
+    pushed theirs one and three places right)."""
+    from scratchnet.exercises import catalogue_text
+
+    lines = catalogue_text().splitlines()
+    end = lines[0].index("points") + len("points")
+    rows = [line for line in lines[1:] if line and not line.startswith((" ", "1"))
+            and "exercises," not in line]
+    assert len(rows) >= 17
+    for row in rows:
+        head = row[:end].split()
+        assert head[-1].isdigit() and row[end] == " ", row

@@ -293,9 +293,10 @@ def catalogue_text(exercises: Sequence[Exercise] = ()) -> str:
     """
     rows = list(exercises) or CATALOGUE
     width = max(len(ex.id) for ex in rows) + 2
-    lines = [f"{'id':<{width}} chapter  points  exercise"]
+    chapter = max(len("chapter"), *(len(ex.chapter) for ex in rows)) + 1
+    lines = [f"{'id':<{width}} {'chapter':<{chapter}} points  exercise"]
     for ex in rows:
-        lines.append(f"{ex.id:<{width}} {ex.chapter:<8} {ex.points:>6}  "
+        lines.append(f"{ex.id:<{width}} {ex.chapter:<{chapter}} {ex.points:>6}  "
                      f"{ex.id}({', '.join(ex.covers)})")
         lines.append(f"    teaches: {ex.teaches}")
         if ex.given:
