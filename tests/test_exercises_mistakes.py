@@ -111,3 +111,27 @@ def test_a_forward_pass_without_its_bias_costs_forward_only(tmp_path):
     backward = results["TwoLayerMLP.backward"]
     assert backward["points"] == backward["max_points"]
     assert any("fix TwoLayerMLP.forward" in c["hint"] for c in backward["checks"])
+
+
+def _hints_of(result, check_name):
+    return [c["hint"] for c in result["checks"] if c["name"] == check_name]
+
+
+def test_no_overflow_hint_where_nothing_overflowed(tmp_path):
+    """The row maximum is subtracted but the sum runs down the columns: the NaN
+    of the large-logit check is 0 / 0, not an overflow, so the overflow hint,
+    which only speaks when the output is the unshifted formula's, stays silent."""
+    results = _grade(tmp_path, {"softmax": [
+        ("return e / e.sum(axis=-1, keepdims=True)",
+         "return e / e.sum(axis=0, keepdims=True)")]}, ["softmax"])
+    hints = _hints_of(results["softmax"], "large logits")
+    assert hints and not any("overflow" in h for h in hints), hints
+
+
+def test_cross_entropy_without_the_max_shift_overflows(tmp_path):
+    results = _grade(tmp_path, {"losses": [
+        ("return nll_loss(log_softmax(logits), targets)",
+         "e = np.exp(logits)\n    return nll_loss(np.log(e / e.sum(axis=-1, "
+         "keepdims=True)), targets)")]}, ["cross_entropy"])
+    hints = _hints_of(results["cross_entropy"], "large logits")
+    assert any("exp overflowed" in h for h in hints), hints

@@ -29,6 +29,35 @@ _LOG_UNDERFLOW = ("log(softmax(x)) underflows to log(0) = -inf where the "
                   "with m the row maximum")
 
 
+def _naive_softmax(x):
+    return np.exp(x) / np.sum(np.exp(x), axis=-1, keepdims=True)
+
+
+#: Each row-wise function written without the max shift, the ways students do.
+_UNSHIFTED = {
+    "softmax": lambda x: [lambda: _naive_softmax(x)],
+    "log_softmax": lambda x: [
+        lambda: np.log(_naive_softmax(x)),
+        lambda: x - np.log(np.sum(np.exp(x), axis=-1, keepdims=True))],
+    "logsumexp": lambda x: [lambda: np.log(np.sum(np.exp(x), axis=-1))],
+}
+
+
+def _unshifted_loss(name, z, t):
+    """The mean cross-entropy without the max shift; nothing for ``nll_loss``,
+    whose inputs are log-probabilities already."""
+    if name != "cross_entropy":
+        return []
+    picked = np.arange(len(t)), t
+    return [lambda: -np.mean(np.log(_naive_softmax(z))[picked]),
+            lambda: -np.mean(z[picked] - np.log(np.sum(np.exp(z), axis=-1)))]
+
+
+def _unshifted_ce_grad(z, t):
+    """The gradient (softmax - one-hot) / N with the softmax not shifted."""
+    return (_naive_softmax(z) - np.eye(z.shape[-1])[t]) / len(t)
+
+
 def _row_diagnoses(name, ref, x):
     """What may explain a wrong row-wise result: evidence only."""
     found = [other_axis(ref, x)]
@@ -39,7 +68,7 @@ def _row_diagnoses(name, ref, x):
                   lambda got: _LOG_UNDERFLOW if np.isneginf(
                       np.asarray(got, dtype=float)).any() and np.isfinite(ref(x)).all()
                   else ""]
-    return [*found, overflowed(x, ref(x))]
+    return [*found, overflowed(x, ref(x), _UNSHIFTED[name](x))]
 
 
 def _rows(name, ref):
@@ -114,7 +143,7 @@ def _loss_checks(name, student_input, ref):
         t = np.array([1, 2])
         expect_close(f(z.copy(), t), ref(z, t),
                      f"{name} for large logits {show(z)}, targets={t}",
-                     diagnoses=[overflowed(z, ref(z, t)[None] * np.ones(len(z)))])
+                     diagnoses=[overflowed(z, ref(z, t), _unshifted_loss(name, z, t))])
 
     def neg_inf(f):
         z = prepare(_NEG_INF)
@@ -168,7 +197,8 @@ def _grad_checks():
         z, t = _LARGE.copy(), np.array([1, 2])
         expect_close(f(z.copy(), t), _ce_grad_reference(z, t),
                      f"cross_entropy_grad for large logits {show(z)}", n=2,
-                     diagnoses=[overflowed(z, _ce_grad_reference(z, t))])
+                     diagnoses=[overflowed(z, _ce_grad_reference(z, t),
+                                           [lambda: _unshifted_ce_grad(z, t)])])
 
     def neg_inf(f):
         z, t = _NEG_INF.copy(), np.array([2, 0])

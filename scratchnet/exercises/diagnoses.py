@@ -10,12 +10,15 @@ Otherwise it returns "", and the message says what differs and where.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 __all__ = ["close", "equals", "missing_activation", "nan_where", "other_axis",
            "overflowed"]
+
+#: log of the largest float64: exp overflows above it.
+_LOG_MAX = float(np.log(np.finfo(np.float64).max))
 
 OVERFLOW = ("exp overflowed: subtract each row's maximum before exp "
             "(x - x.max(axis=-1, keepdims=True)); the result does not change")
@@ -102,8 +105,9 @@ def other_axis(ref: Callable, x: np.ndarray) -> Callable[[Any], str]:
                              "are on the last axis (axis=-1)")
 
 
-def overflowed(x: np.ndarray, expected: Any) -> Callable[[Any], str]:
-    """A diagnosis: non-finite output only where the input was large (exp overflow).
+def overflowed(x: np.ndarray, expected: Any,
+               unshifted: Sequence[Callable[[], Any]] = ()) -> Callable[[Any], str]:
+    """A diagnosis: the output is what the formula without the max shift gives.
 
     Parameters
     ----------
@@ -111,20 +115,27 @@ def overflowed(x: np.ndarray, expected: Any) -> Callable[[Any], str]:
         The input (rows on the last axis).
     expected : array_like
         The reference's result.
+    unshifted : sequence of callables, optional
+        No arguments each: the mistake recomputed, the formula with ``exp(x)``
+        where ``exp(x - max)`` belongs (one callable per way of writing it).
 
     Returns
     -------
     callable
-        ``diagnosis(got) -> str``: the overflow hint when NaN or ``+inf``
-        came back where the expected value is finite, in rows holding an
-        entry beyond 700 in size (where ``exp`` overflows).
+        ``diagnosis(got) -> str``: the overflow hint when ``got`` is one of
+        the ``unshifted`` results (NaN and infinities in the same places) and
+        non-finite where the expected value is finite.  Without ``unshifted``:
+        when the non-finite entries lie only in rows where ``exp`` overflows
+        (an entry above ``log`` of the largest float).
 
     Examples
     --------
     >>> x = np.array([[1000.0, 0.0], [1.0, 2.0]])
-    >>> overflowed(x, np.array([[1.0, 0.0], [0.27, 0.73]]))(np.array(
-    ...     [[np.nan, 0.0], [0.27, 0.73]]))[:14]
-    'exp overflowed'
+    >>> naive = lambda: np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+    >>> d = overflowed(x, np.array([[1.0, 0.0], [0.27, 0.73]]), [naive])
+    >>> with np.errstate(all="ignore"):
+    ...     d(naive())[:14], d(np.array([[0.5, np.nan], [0.27, 0.73]]))
+    ('exp overflowed', '')
     """
     def diagnosis(got: Any) -> str:
         try:
@@ -134,14 +145,16 @@ def overflowed(x: np.ndarray, expected: Any) -> Callable[[Any], str]:
         e = np.asarray(expected, dtype=float)
         if g.shape != e.shape:
             return ""
-        bad = (np.isnan(g) | np.isposinf(g)) & np.isfinite(e)
-        rows_large = np.abs(np.where(np.isfinite(x), x, 0)).max(axis=-1) > 700
-        if g.ndim == x.ndim:
-            bad_rows = bad.any(axis=-1) if g.ndim else bad
-        else:
-            bad_rows = bad
-        return OVERFLOW if bad.any() and np.all(rows_large[np.asarray(bad_rows)]) \
-            else ""
+        bad = (np.isnan(g) | np.isinf(g)) & np.isfinite(e)
+        if not bad.any():
+            return ""
+        if unshifted:
+            with np.errstate(all="ignore"):
+                return OVERFLOW if any(close(g, mistake()) for mistake in unshifted) \
+                    else ""
+        overflows = np.where(np.isfinite(x), x, -np.inf).max(axis=-1) > _LOG_MAX
+        bad_rows = bad.any(axis=-1) if g.ndim == x.ndim and g.ndim else bad
+        return OVERFLOW if np.all(overflows[np.asarray(bad_rows)]) else ""
     return diagnosis
 
 
