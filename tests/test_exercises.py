@@ -175,7 +175,7 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert main(["check", str(write(tmp_path / "hw")), "--only", "nothing"]) == 2
     assert main(["make", "nothing", "--out", str(tmp_path / "x")]) == 2
     assert main(["frobnicate"]) == 2
-    assert "error: no such submission" in capsys.readouterr().out
+    assert "error: no such submission" in capsys.readouterr().err
 
 
 def test_handing_back_the_library_function_scores_nothing(tmp_path):

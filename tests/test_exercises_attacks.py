@@ -358,7 +358,7 @@ def test_the_command_line_writes_and_grades_the_assignment(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text('{"exercises": [{"id": "softmax", "points": -1}]}')
     assert main(["check", str(tmp_path / "sub"), "--assignment", str(bad)]) == 2
-    assert "points must be a positive number" in capsys.readouterr().out
+    assert "points must be a positive number" in capsys.readouterr().err
 
 
 def test_a_broken_function_costs_only_itself_across_modules(tmp_path):

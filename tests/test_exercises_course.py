@@ -209,7 +209,7 @@ def test_a_class_is_graded_into_one_csv_table(course, tmp_path, capsys):
 def test_csv_needs_an_assignment_and_several_submissions_need_csv(course, capsys):
     assert main(["check", str(course / "key"), "--csv", "x.csv"]) == 2
     assert main(["check", str(course / "key"), str(course / "hw")]) == 2
-    assert "--csv" in capsys.readouterr().out
+    assert "--csv" in capsys.readouterr().err
 
 
 # --- Gradescope in one command (item 6) -----------------------------------------------
@@ -328,7 +328,7 @@ def test_a_log_softmax_mistake_is_charged_once_through_the_own_exercise(course,
 def test_an_unknown_exercises_file_is_a_usage_error(tmp_path, capsys):
     assert main(["make", "softmax", "--exercises", str(tmp_path / "none.py"),
                  "--out", str(tmp_path / "hw")]) == 2
-    assert "no such exercises file" in capsys.readouterr().out
+    assert "no such exercises file" in capsys.readouterr().err
 
 
 # --- points and visibility from the assignment (item 5) -------------------------------
@@ -463,3 +463,18 @@ def test_a_hang_inside_c_code_names_the_line_too(tmp_path):
     messages = [c["message"] for c in report.results[0]["checks"]]
     assert messages and all(f"stopped at softmax.py line {line}" in m
                             for m in messages), messages
+
+
+def test_an_unknown_id_lists_the_exercises_files_own_exercises_too(tmp_path):
+    """A misspelt own exercise is answered with the names the file defines."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "label_smoothing.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "scratchnet", "exercises", "make",
+         "label_smoothed_cross_entropy", "--exercises", str(example),
+         "--out", str(tmp_path / "hw")], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "your exercises file's: smoothed_cross_entropy" in done.stderr, done.stderr

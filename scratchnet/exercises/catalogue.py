@@ -265,8 +265,9 @@ def _beyond_the_catalogue(name: str) -> Exercise:
     try:
         return chapter_exercise(name)
     except KeyError:
+        own = f"; your exercises file's: {', '.join(OWN)}" if OWN else ""
         raise KeyError(f"no exercise, chapter or chapter function {name!r}; "
-                       f"exercises: {', '.join(_BY_ID)}; chapters: "
+                       f"exercises: {', '.join(_BY_ID)}{own}; chapters: "
                        f"{', '.join(CHAPTER_ORDER)}") from None
 
 

@@ -130,8 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         teaches: the ReLU passes the gradient where its input was > 0
         given:   relu_forward
     0
-    >>> main(["check", "no/such/folder"])
-    error: no such submission: no/such/folder
+    >>> main(["check", "no/such/folder"])  # "error: no such submission: ..." on stderr
     2
     """
     try:
@@ -168,5 +167,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         return _check(args)
     except (UsageError, KeyError) as err:
-        print(f"error: {err.args[0]}")
+        print(f"error: {err.args[0]}", file=sys.stderr)
         return 2
