@@ -20,19 +20,26 @@ import ast
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
+# NumPy imports these on first use, during grading: imported before any child
+# runs, so that no file changed on disk while the child runs reaches the grader
+import numpy.ma
+import numpy.polynomial  # noqa: F401
+
 from .analysis import NUMERICAL, find_package, handout_names, read_exercise
 from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
 from .checking import checks_of, run_checks
 from .own import child_homes, load_own
+from .privileges import Account, isolate
 from .reaper import become_reaper, reap
-from .remote import Child, ChildLost, LibraryUsed
+from .remote import Child, ChildLost, LibraryUsed, child_environment
 from .report import Report
 from .sides import Objects
 
@@ -160,8 +167,10 @@ def _scored(result: Dict[str, Any], ex: Exercise, entry: Dict[str, Any]
 class _Children:
     """The current child, started (and its modules loaded) when a check needs one."""
 
-    def __init__(self, directory: Path, modules: Dict[str, bool], job: Dict) -> None:
+    def __init__(self, directory: Path, modules: Dict[str, bool], job: Dict,
+                 account: Account | None) -> None:
         self.directory, self.modules, self.job = directory, modules, job
+        self.account = account
         self.current: Child | None = None
         self.dead: Dict[str, str] = {}
         self.broken: Dict[str, str] = {}
@@ -170,7 +179,8 @@ class _Children:
         while self.current is None:
             child = Child(self.directory, child_homes(self.job["exercises"]),
                           [m for m in NUMERICAL if m not in self.job["allow"]],
-                          limit=self.job["limit"], memory_mb=self.job["memory_mb"])
+                          limit=self.job["limit"], memory_mb=self.job["memory_mb"],
+                          account=self.account)
             try:
                 for module, by_function in self.modules.items():
                     if module in self.dead:
@@ -233,7 +243,8 @@ def grade(job: Dict[str, Any]) -> Report:
     start = time.perf_counter()
     become_reaper()
     load_own(*job.get("own", []))   # the instructor's exercises files
-    directory = Path(job["dir"])
+    # as root: a copy nobody may only read, and a child started as nobody
+    directory, account, note = isolate(Path(job["dir"]), child_environment())
     entries = {e["id"]: e for e in job["exercises"]}
     exercises = select(list(entries))
     given = handout_names(tuple(ex.id for ex in exercises))
@@ -248,9 +259,9 @@ def grade(job: Dict[str, Any]) -> Report:
                 findings[ex.id]["broken_module"]
     # modules built definition by definition first: the others import them
     modules = dict(sorted(modules.items(), key=lambda item: not item[1]))
-    children = _Children(directory, modules, job)
     done: Dict[str, Dict[str, Any]] = {}
     failed: set = set()
+    children = _Children(directory, modules, job, account)
     try:
         for ex in exercises:
             done[ex.id] = _grade_one(ex, findings[ex.id], children, failed)
@@ -260,8 +271,11 @@ def grade(job: Dict[str, Any]) -> Report:
     finally:
         children.stop()
         reap()
+        if directory != Path(job["dir"]):
+            shutil.rmtree(directory.parent, ignore_errors=True)
     return Report([_scored(done[ex.id], ex, entries[ex.id]) for ex in exercises],
-                  time.perf_counter() - start, job.get("mode", "assignment"))
+                  time.perf_counter() - start, job.get("mode", "assignment"),
+                  [note] if note else [])
 
 
 def _grade_one(ex: Exercise, finding: Dict[str, Any], children: _Children,

@@ -30,6 +30,8 @@ class Report:
     mode : str
         ``"assignment"`` (graded against the instructor's file) or
         ``"self-check"`` (the graded set read from the student's package).
+    notes : list of str
+        What the grader says about the grading itself (the child ran as root).
 
     Examples
     --------
@@ -40,6 +42,7 @@ class Report:
     results: List[Dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     mode: str = "assignment"
+    notes: List[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -108,6 +111,7 @@ class Report:
         if self.mode == "self-check":
             lines.append("(a self-check: the exercises graded are those your package "
                          "lists; your instructor grades with the assignment)")
+        lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
 
     def gradescope(self) -> Dict[str, Any]:
@@ -140,7 +144,8 @@ class Report:
                               "output": output or "passed",
                               "visibility": c.get("visibility", "visible")})
         return {"score": self.score, "execution_time": round(self.seconds, 3),
-                "output": f"{self.score:g}/{self.max_score:g} points", "tests": tests}
+                "output": "\n".join([f"{self.score:g}/{self.max_score:g} points",
+                                     *self.notes]), "tests": tests}
 
 
     def to_json(self) -> str:
