@@ -31,7 +31,8 @@ class Report:
         ``"assignment"`` (graded against the instructor's file) or
         ``"self-check"`` (the graded set read from the student's package).
     notes : list of str
-        What the grader says about the grading itself (the child ran as root).
+        What the grader says about the grading itself (the child ran as
+        root): in Gradescope's ``output``, not in :meth:`text` (the student's).
 
     Examples
     --------
@@ -111,7 +112,6 @@ class Report:
         if self.mode == "self-check":
             lines.append("(a self-check: the exercises graded are those your package "
                          "lists; your instructor grades with the assignment)")
-        lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
 
     def gradescope(self) -> Dict[str, Any]:
