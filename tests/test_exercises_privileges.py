@@ -22,7 +22,6 @@ import scratchnet
 from scratchnet.exercises import check
 from scratchnet.exercises.assignment import write_assignment
 from scratchnet.exercises.privileges import isolate, stage
-from scratchnet.exercises.remote import child_environment
 
 RELU = "return dout * (cache > 0)"
 EUID = ("import numpy as np\n"
@@ -37,7 +36,7 @@ needs_root = pytest.mark.skipif(
 def _nobody_can_run_the_child(tmp_path):
     folder = tmp_path / "probe"
     folder.mkdir()
-    copy, account, note = isolate(folder, child_environment())
+    copy, account, note = isolate(folder)
     if copy != folder:
         for path in sorted(copy.parent.rglob("*"), reverse=True):
             path.rmdir() if path.is_dir() else path.unlink()

@@ -20,26 +20,20 @@ import ast
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
-# NumPy imports these on first use, during grading: imported before any child
-# runs, so that no file changed on disk while the child runs reaches the grader
-import numpy.ma
-import numpy.polynomial  # noqa: F401
-
 from .analysis import NUMERICAL, find_package, handout_names, read_exercise
 from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
 from .checking import checks_of, run_checks
 from .own import child_homes, load_own
-from .privileges import Account, isolate
+from .privileges import isolate
 from .reaper import become_reaper, reap
-from .remote import Child, ChildLost, LibraryUsed, child_environment
+from .remote import Child, ChildLost, LibraryUsed
 from .report import Report
 from .sides import Objects
 
@@ -167,10 +161,8 @@ def _scored(result: Dict[str, Any], ex: Exercise, entry: Dict[str, Any]
 class _Children:
     """The current child, started (and its modules loaded) when a check needs one."""
 
-    def __init__(self, directory: Path, modules: Dict[str, bool], job: Dict,
-                 account: Account | None) -> None:
+    def __init__(self, directory: Path, modules: Dict[str, bool], job: Dict) -> None:
         self.directory, self.modules, self.job = directory, modules, job
-        self.account = account
         self.current: Child | None = None
         self.dead: Dict[str, str] = {}
         self.broken: Dict[str, str] = {}
@@ -179,8 +171,7 @@ class _Children:
         while self.current is None:
             child = Child(self.directory, child_homes(self.job["exercises"]),
                           [m for m in NUMERICAL if m not in self.job["allow"]],
-                          limit=self.job["limit"], memory_mb=self.job["memory_mb"],
-                          account=self.account)
+                          **{k: self.job[k] for k in ("limit", "memory_mb", "account")})
             try:
                 for module, by_function in self.modules.items():
                     if module in self.dead:
@@ -188,9 +179,8 @@ class _Children:
                     at = module
                     answer = child.request({"op": "load", "module": module,
                                             "by_function": by_function})
-                    for name, why in (answer.get("value") or {}).get("broken",
-                                                                     {}).items():
-                        self.broken[f"{module}.{name}"] = why
+                    broken = (answer.get("value") or {}).get("broken", {})
+                    self.broken.update({f"{module}.{n}": why for n, why in broken.items()})
                 self.current = child
             except ChildLost as err:
                 self.dead[at] = str(err)
@@ -244,7 +234,7 @@ def grade(job: Dict[str, Any]) -> Report:
     become_reaper()
     load_own(*job.get("own", []))   # the instructor's exercises files
     # as root: a copy nobody may only read, and a child started as nobody
-    directory, account, note = isolate(Path(job["dir"]), child_environment())
+    directory, account, notes = isolate(Path(job["dir"]))
     entries = {e["id"]: e for e in job["exercises"]}
     exercises = select(list(entries))
     given = handout_names(tuple(ex.id for ex in exercises))
@@ -261,7 +251,7 @@ def grade(job: Dict[str, Any]) -> Report:
     modules = dict(sorted(modules.items(), key=lambda item: not item[1]))
     done: Dict[str, Dict[str, Any]] = {}
     failed: set = set()
-    children = _Children(directory, modules, job, account)
+    children = _Children(directory, modules, {**job, "account": account})
     try:
         for ex in exercises:
             done[ex.id] = _grade_one(ex, findings[ex.id], children, failed)
@@ -271,11 +261,8 @@ def grade(job: Dict[str, Any]) -> Report:
     finally:
         children.stop()
         reap()
-        if directory != Path(job["dir"]):
-            shutil.rmtree(directory.parent, ignore_errors=True)
     return Report([_scored(done[ex.id], ex, entries[ex.id]) for ex in exercises],
-                  time.perf_counter() - start, job.get("mode", "assignment"),
-                  [note] if note else [])
+                  time.perf_counter() - start, job.get("mode", "assignment"), notes)
 
 
 def _grade_one(ex: Exercise, finding: Dict[str, Any], children: _Children,

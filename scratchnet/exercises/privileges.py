@@ -19,6 +19,7 @@ grading process's environment makes the probe fail (for tests).
 
 from __future__ import annotations
 
+import atexit
 import os
 import pwd
 import shutil
@@ -29,11 +30,36 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
-__all__ = ["PROBE", "Account", "isolate", "nobody", "stage"]
+# NumPy imports these on first use, during grading: imported here, by the grading
+# process before any child runs, so a file changed on disk then cannot reach it
+import numpy.ma
+import numpy.polynomial  # noqa: F401
+
+__all__ = ["PROBE", "Account", "child_environment", "isolate", "nobody", "stage"]
 
 #: What the probe runs as nobody: the child's imports, then the submission's folder.
 PROBE = ("import os, sys, numpy, scratchnet, scratchnet.exercises.child\n"
          "os.listdir(sys.argv[1])\n")
+
+
+def child_environment() -> Dict[str, str]:
+    """The child's environment: this one, one thread per library, scratchnet importable.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> child_environment()["OMP_NUM_THREADS"]
+    '1'
+    """
+    return {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONFAULTHANDLER": "1",   # SIGABRT dumps where it is, even in C
+            "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
+                                           os.environ.get("PYTHONPATH", "")])}
+
 
 
 class Account(NamedTuple):
@@ -138,49 +164,47 @@ def stage(directory: Path) -> Path:
     return copy
 
 
-def isolate(directory: Path, env: Dict[str, str]
-            ) -> Tuple[Path, Optional[Account], str]:
-    """Where the child reads the submission, the account it runs as, and a note.
+def isolate(directory: Path) -> Tuple[Path, Optional[Account], List[str]]:
+    """Where the child reads the submission, the account it runs as, and notes.
 
     Only a grading process that runs as root on Linux drops privileges: it
     copies the submission (:func:`stage`), then starts :data:`PROBE` as
-    nobody with the child's environment ``env`` (once: call it once per
-    grading process, and keep the answer for every child).
+    nobody with the child's environment (:func:`child_environment`), once:
+    call it once per grading process, and keep the answer for every child.
 
     Parameters
     ----------
     directory : Path
         The submission's package folder.
-    env : dict
-        The child's environment.
-
     Returns
     -------
-    (Path, Account or None, str)
-        ``(directory, None, "")`` when this process is not root (or not on
-        Linux); ``(copy, nobody, "")`` when the probe exits 0; ``(copy, None,
-        note)`` when nobody could not run the child, the note saying what it
-        could not read.  Remove a copy with ``shutil.rmtree(copy.parent)``.
+    (Path, Account or None, list of str)
+        ``(directory, None, [])`` when this process is not root (or not on
+        Linux); ``(copy, nobody, [])`` when the probe exits 0; ``(copy, None,
+        [note])`` when nobody could not run the child, the note saying what
+        it could not read.  The copy is removed when the process exits.
 
     Examples
     --------
-    >>> os.geteuid() == 0 or isolate(Path("."), {}) == (Path("."), None, "")
+    >>> os.geteuid() == 0 or isolate(Path(".")) == (Path("."), None, [])
     True
     """
     if not sys.platform.startswith("linux") or os.geteuid() != 0:
-        return directory, None, ""
+        return directory, None, []
     try:
         copy = stage(directory)
     except OSError as err:   # an unreadable upload: graded where it is, as root
-        return directory, None, f"the child ran as root: the copy failed ({err})"
+        return directory, None, [f"the child ran as root: the copy failed ({err})"]
+    atexit.register(shutil.rmtree, copy.parent, True)
     account, why = nobody(), ""
     if os.environ.get("SCRATCHNET_GRADER_PROBE") == "fail":   # for tests
         why = f"{sys.executable} (SCRATCHNET_GRADER_PROBE=fail)"
     else:
         try:
             done = subprocess.run([sys.executable, "-c", PROBE, str(copy)],
-                                  env=env, cwd=copy.parent, capture_output=True,
-                                  stdin=subprocess.DEVNULL, timeout=60,
+                                  env=child_environment(), cwd=copy.parent,
+                                  capture_output=True, stdin=subprocess.DEVNULL,
+                                  timeout=60,
                                   start_new_session=True, **account.popen())
             if done.returncode != 0:
                 lines = done.stderr.decode(errors="replace").strip().splitlines()
@@ -188,5 +212,5 @@ def isolate(directory: Path, env: Dict[str, str]
         except (OSError, subprocess.SubprocessError) as err:
             why = f"{sys.executable} ({err})"
     if why:
-        return copy, None, f"the child ran as root: nobody could not read {why}"
-    return copy, account, ""
+        return copy, None, [f"the child ran as root: nobody could not read {why}"]
+    return copy, account, []

@@ -26,31 +26,11 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from .catalogue import OWN
-from .privileges import Account
+from .privileges import Account, child_environment
 from .probes import Failed, show
 from .protocol import ProtocolError, pack, read_frame, unpack, write_frame
 
-__all__ = ["Child", "ChildLost", "LibraryUsed", "Remote", "StudentRaised",
-           "child_environment"]
-
-
-def child_environment() -> Dict[str, str]:
-    """The child's environment: this one, one thread per library, scratchnet importable.
-
-    Returns
-    -------
-    dict
-
-    Examples
-    --------
-    >>> child_environment()["OMP_NUM_THREADS"]
-    '1'
-    """
-    return {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONFAULTHANDLER": "1",   # SIGABRT dumps where it is, even in C
-            "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
-                                           os.environ.get("PYTHONPATH", "")])}
+__all__ = ["Child", "ChildLost", "LibraryUsed", "Remote", "StudentRaised"]
 
 
 class StudentRaised(Exception):
