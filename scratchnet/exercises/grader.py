@@ -179,8 +179,8 @@ class _Children:
                     at = module
                     answer = child.request({"op": "load", "module": module,
                                             "by_function": by_function})
-                    broken = (answer.get("value") or {}).get("broken", {})
-                    self.broken.update({f"{module}.{n}": why for n, why in broken.items()})
+                    found = (answer.get("value") or {}).get("broken", {})
+                    self.broken.update({f"{module}.{n}": w for n, w in found.items()})
                 self.current = child
             except ChildLost as err:
                 self.dead[at] = str(err)
