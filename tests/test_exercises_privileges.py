@@ -36,13 +36,13 @@ needs_root = pytest.mark.skipif(
 def _nobody_can_run_the_child(tmp_path):
     folder = tmp_path / "probe"
     folder.mkdir()
-    copy, account, note = isolate(folder)
+    copy, account, notes = isolate(folder)
     if copy != folder:
         for path in sorted(copy.parent.rglob("*"), reverse=True):
             path.rmdir() if path.is_dir() else path.unlink()
         copy.parent.rmdir()
     if account is None:
-        pytest.skip(f"this Python cannot run as nobody here: {note}")
+        pytest.skip(f"this Python cannot run as nobody here: {notes[0]}")
 
 
 def _grade(tmp_path, top, body):
