@@ -82,6 +82,7 @@ CHAPTERS = [
     "exercises.probes",
     "exercises.protocol",
     "exercises.diagnoses",
+    "exercises.privileges",
     "exercises.remote",
     "exercises.reaper",
     "exercises.sides",

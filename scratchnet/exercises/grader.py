@@ -31,6 +31,7 @@ from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
 from .checking import checks_of, run_checks
 from .own import child_homes, load_own
+from .privileges import isolate
 from .reaper import become_reaper, reap
 from .remote import Child, ChildLost, LibraryUsed
 from .report import Report
@@ -170,7 +171,7 @@ class _Children:
         while self.current is None:
             child = Child(self.directory, child_homes(self.job["exercises"]),
                           [m for m in NUMERICAL if m not in self.job["allow"]],
-                          limit=self.job["limit"], memory_mb=self.job["memory_mb"])
+                          **{k: self.job[k] for k in ("limit", "memory_mb", "account")})
             try:
                 for module, by_function in self.modules.items():
                     if module in self.dead:
@@ -178,9 +179,8 @@ class _Children:
                     at = module
                     answer = child.request({"op": "load", "module": module,
                                             "by_function": by_function})
-                    for name, why in (answer.get("value") or {}).get("broken",
-                                                                     {}).items():
-                        self.broken[f"{module}.{name}"] = why
+                    found = (answer.get("value") or {}).get("broken", {})
+                    self.broken.update({f"{module}.{n}": w for n, w in found.items()})
                 self.current = child
             except ChildLost as err:
                 self.dead[at] = str(err)
@@ -233,7 +233,8 @@ def grade(job: Dict[str, Any]) -> Report:
     start = time.perf_counter()
     become_reaper()
     load_own(*job.get("own", []))   # the instructor's exercises files
-    directory = Path(job["dir"])
+    # as root: a copy nobody may only read, and a child started as nobody
+    directory, account, notes = isolate(Path(job["dir"]))
     entries = {e["id"]: e for e in job["exercises"]}
     exercises = select(list(entries))
     given = handout_names(tuple(ex.id for ex in exercises))
@@ -248,9 +249,9 @@ def grade(job: Dict[str, Any]) -> Report:
                 findings[ex.id]["broken_module"]
     # modules built definition by definition first: the others import them
     modules = dict(sorted(modules.items(), key=lambda item: not item[1]))
-    children = _Children(directory, modules, job)
     done: Dict[str, Dict[str, Any]] = {}
     failed: set = set()
+    children = _Children(directory, modules, {**job, "account": account})
     try:
         for ex in exercises:
             done[ex.id] = _grade_one(ex, findings[ex.id], children, failed)
@@ -261,7 +262,7 @@ def grade(job: Dict[str, Any]) -> Report:
         children.stop()
         reap()
     return Report([_scored(done[ex.id], ex, entries[ex.id]) for ex in exercises],
-                  time.perf_counter() - start, job.get("mode", "assignment"))
+                  time.perf_counter() - start, job.get("mode", "assignment"), notes)
 
 
 def _grade_one(ex: Exercise, finding: Dict[str, Any], children: _Children,

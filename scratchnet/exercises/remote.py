@@ -21,11 +21,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from .catalogue import OWN
+from .privileges import Account, child_environment
 from .probes import Failed, show
 from .protocol import ProtocolError, pack, read_frame, unpack, write_frame
 
@@ -97,6 +98,9 @@ class Child:
         Seconds per call.
     memory_mb : int
         Address-space limit (Linux).
+    account : Account, optional
+        Start the child as this account (a grader running as root), in a
+        working directory it may read but not write.
 
     Examples
     --------
@@ -105,17 +109,15 @@ class Child:
     """
 
     def __init__(self, directory: Path, homes: Dict[str, str], refuse: List[str], *,
-                 limit: float, memory_mb: int) -> None:
+                 limit: float, memory_mb: int, account: Optional[Account] = None
+                 ) -> None:
         self.limit, self.loaded = limit, {}
         self.root = os.path.realpath(directory)
         self.workdir = tempfile.TemporaryDirectory(prefix="scratchnet-child-")
         req_r, self.req_w = os.pipe()
         self.ans_r, ans_w = os.pipe()
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-               "PYTHONFAULTHANDLER": "1",   # SIGABRT dumps where it is, even in C
-               "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
-                                              os.environ.get("PYTHONPATH", "")])}
+        if account is not None:
+            os.chmod(self.workdir.name, 0o755)   # root's: nobody reads, never writes
         self.log = Path(self.workdir.name) / "stderr.txt"
         cpu = int(max(60, 40 * limit))
         with open(self.log, "wb") as stderr:
@@ -124,7 +126,7 @@ class Child:
                  str(ans_w), str(memory_mb), str(cpu)], pass_fds=(req_r, ans_w),
                 start_new_session=True, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=stderr, cwd=self.workdir.name,
-                env=env)
+                env=child_environment(), **(account.popen() if account else {}))
         os.close(req_r)
         os.close(ans_w)
         self.request({"op": "start", "dir": str(directory), "library": homes,

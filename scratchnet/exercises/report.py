@@ -30,6 +30,9 @@ class Report:
     mode : str
         ``"assignment"`` (graded against the instructor's file) or
         ``"self-check"`` (the graded set read from the student's package).
+    notes : list of str
+        What the grader says about the grading itself (the child ran as
+        root): in Gradescope's ``output``, not in :meth:`text` (the student's).
 
     Examples
     --------
@@ -40,6 +43,7 @@ class Report:
     results: List[Dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     mode: str = "assignment"
+    notes: List[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -140,7 +144,8 @@ class Report:
                               "output": output or "passed",
                               "visibility": c.get("visibility", "visible")})
         return {"score": self.score, "execution_time": round(self.seconds, 3),
-                "output": f"{self.score:g}/{self.max_score:g} points", "tests": tests}
+                "output": "\n".join([f"{self.score:g}/{self.max_score:g} points",
+                                     *self.notes]), "tests": tests}
 
 
     def to_json(self) -> str:
