@@ -27,7 +27,17 @@ from .probes import Failed
 from .protocol import Check
 from .remote import StudentRaised
 
-__all__ = ["CHECKS", "OBJECT_CHECKS", "checks_of", "run_checks"]
+__all__ = ["CHECKS", "OBJECT_CHECKS", "STATUS_TEXT", "checks_of", "run_checks",
+           "scored"]
+
+#: What a check says when its exercise was not graded.
+STATUS_TEXT = {
+    "todo": "not implemented yet",
+    "library": "hands back scratchnet's own {id} (the library's {id} ran during "
+               "its check): no points; write it with NumPy, the library's function "
+               "is what it is checked against",
+}
+
 
 class _WithGeneric(dict):
     """Checks by id: the catalogue's, an instructor's, a chapter function's."""
@@ -137,3 +147,50 @@ def run_checks(ex: Exercise, side: Any, *, only: Sequence[str] = ()
             ex.id, names=ex.covers)
         out.append({"name": check.name, **_outcome(check, arg)})
     return out
+
+
+def scored(result: Dict[str, Any], ex: Exercise, entry: Dict[str, Any]
+            ) -> Dict[str, Any]:
+    """Points per check, shared by weight; one message when the exercise is out.
+
+    Parameters
+    ----------
+    result : dict
+        One exercise's outcome: ``status`` and, when graded, its ``checks``
+        (each with the ``credit`` it earned, 0 to 1).
+    ex : Exercise
+    entry : dict
+        The assignment's entry: ``points`` and optional per-check ``weight``
+        and ``visibility``.
+
+    Returns
+    -------
+    dict
+        ``result`` with ``points``, ``max_points`` and each check's share.
+
+    Examples
+    --------
+    >>> from scratchnet.exercises.catalogue import select
+    >>> out = scored({"status": "todo"}, select(["relu_backward"])[0],
+    ...              {"points": 5})
+    >>> out["points"], out["max_points"], out["checks"][0]["message"]
+    (0.0, 5, 'not implemented yet')
+    """
+    status = result["status"]
+    checks = checks_of(ex.id)
+    names = [c.name for c in checks]
+    specs = entry.get("checks") or {}
+    weights = {c.name: float(specs.get(c.name, {}).get("weight", c.weight))
+               for c in checks}
+    total = sum(weights.values()) or 1.0
+    if status != "graded":
+        message = result.get("message") or STATUS_TEXT[status].format(id=ex.id)
+        checks = [{"name": n, "status": status, "message": message if i == 0 else "",
+                   "hint": ""} for i, n in enumerate(names)]
+        result = {**result, "checks": checks, "message": message}
+    for c in result["checks"]:
+        c["max_points"] = entry["points"] * weights[c["name"]] / total
+        c["points"] = c["max_points"] * c.get("credit", 0.0)  # a share of its arrays
+        c["visibility"] = specs.get(c["name"], {}).get("visibility", "visible")
+    return {**result, "points": round(sum(c["points"] for c in result["checks"]), 6),
+            "max_points": entry["points"]}

@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Sequence
 from .analysis import NUMERICAL, find_package, handout_names, read_exercise
 from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
-from .checking import checks_of, run_checks
+from .checking import checks_of, run_checks, scored
 from .own import child_homes, load_own
 from .privileges import isolate
 from .reaper import become_reaper, reap
@@ -38,14 +38,6 @@ from .report import Report
 from .sides import Objects
 
 __all__ = ["Report", "UsageError", "check", "exercises_in", "grade", "main"]
-
-_STATUS_TEXT = {
-    "todo": "not implemented yet",
-    "library": "hands back scratchnet's own {id} (the library's {id} ran during "
-               "its check): no points; write it with NumPy, the library's function "
-               "is what it is checked against",
-}
-
 
 class UsageError(ValueError):
     """A wrong request to the grader: no such folder, no exercises in it, an unknown id.
@@ -135,29 +127,6 @@ def exercises_in(directory: Any) -> List[Exercise]:
     return found
 
 
-def _scored(result: Dict[str, Any], ex: Exercise, entry: Dict[str, Any]
-            ) -> Dict[str, Any]:
-    """Points per check, shared by weight; one message when the exercise is out."""
-    status = result["status"]
-    checks = checks_of(ex.id)
-    names = [c.name for c in checks]
-    specs = entry.get("checks") or {}
-    weights = {c.name: float(specs.get(c.name, {}).get("weight", c.weight))
-               for c in checks}
-    total = sum(weights.values()) or 1.0
-    if status != "graded":
-        message = result.get("message") or _STATUS_TEXT[status].format(id=ex.id)
-        checks = [{"name": n, "status": status, "message": message if i == 0 else "",
-                   "hint": ""} for i, n in enumerate(names)]
-        result = {**result, "checks": checks, "message": message}
-    for c in result["checks"]:
-        c["max_points"] = entry["points"] * weights[c["name"]] / total
-        c["points"] = c["max_points"] * c.get("credit", 0.0)  # a share of its arrays
-        c["visibility"] = specs.get(c["name"], {}).get("visibility", "visible")
-    return {**result, "points": round(sum(c["points"] for c in result["checks"]), 6),
-            "max_points": entry["points"]}
-
-
 class _Children:
     """The current child, started (and its modules loaded) when a check needs one."""
 
@@ -171,7 +140,8 @@ class _Children:
         while self.current is None:
             child = Child(self.directory, child_homes(self.job["exercises"]),
                           [m for m in NUMERICAL if m not in self.job["allow"]],
-                          **{k: self.job[k] for k in ("limit", "memory_mb", "account")})
+                          limit=self.job["limit"], memory_mb=self.job["memory_mb"],
+                          account=self.job["account"])
             try:
                 for module, by_function in self.modules.items():
                     if module in self.dead:
@@ -261,7 +231,7 @@ def grade(job: Dict[str, Any]) -> Report:
     finally:
         children.stop()
         reap()
-    return Report([_scored(done[ex.id], ex, entries[ex.id]) for ex in exercises],
+    return Report([scored(done[ex.id], ex, entries[ex.id]) for ex in exercises],
                   time.perf_counter() - start, job.get("mode", "assignment"), notes)
 
 
