@@ -239,8 +239,8 @@ class EarlyStopping:
     ----------
     steps, nll : list
         The steps measured and the validation NLL at each.
-    best_step : int or None
-        The step of the lowest NLL so far.
+    best_step, best_nll : int or None, float
+        The step of the lowest NLL so far, and that NLL.
 
     Notes
     -----
@@ -269,6 +269,7 @@ class EarlyStopping:
         self.steps: list = []
         self.nll: list = []
         self.best_step: int | None = None
+        self.best_nll = np.inf
         self.best_params: dict | None = None
         self.waited = 0
 
@@ -307,8 +308,8 @@ class EarlyStopping:
         nll = float(nll_loss(model.predict_log_proba(self.x), self.c))
         self.steps.append(step)
         self.nll.append(nll)
-        if self.best_step is None or nll < min(self.nll[:-1]):
-            self.best_step, self.waited = step, 0
+        if self.best_step is None or nll < self.best_nll:
+            self.best_step, self.best_nll, self.waited = step, nll, 0
             self.best_params = {k: np.array(p, copy=True)
                                 for k, p in model.params.items()}
         else:
@@ -327,7 +328,7 @@ class EarlyStopping:
         -------
         int or None
             The step of the parameters restored; None when nothing is
-            restored (no ``patience``, or no finite NLL measured).
+            restored (no ``patience``, or nothing measured yet).
 
         Examples
         --------

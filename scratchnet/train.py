@@ -422,12 +422,12 @@ def train(
         if callback and callback(step, losses[step - 1], model) is False:
             stopped = step < steps
             break
-        if watch and watch.update(step, model, last=step == steps):
+        if watch is not None and watch.update(step, model, last=step == steps):
             stopped = step < steps
             break
         report.update(step, losses[step - 1])
     elapsed = report.close(done, losses[done - 1])
-    best_step = watch.restore(model) if watch else None
+    best_step = watch.restore(model) if watch is not None else None
     if not all(np.isfinite(p).all() for p in model.params.values()):
         raise FloatingPointError(f"the parameters became NaN or infinite at step "
                                  f"{done} (lr={opt.lr:g}); try a smaller learning rate")
@@ -440,8 +440,8 @@ def train(
         eval_x=eval_x,
         elapsed=elapsed,
         stopped_early=stopped,
-        validation_steps=watch.steps if watch else None,
-        validation_nll=watch.nll if watch else None,
+        validation_steps=watch.steps if watch is not None else None,
+        validation_nll=watch.nll if watch is not None else None,
         best_step=best_step,
     )
 
