@@ -144,7 +144,7 @@ def cross_entropy_log_proba(outputs: Any, weight: Any = None,
         :math:`\log p(c \mid x)`: ``log_softmax(f - log w)`` without smoothing;
         with it, the log of :math:`(r - \varepsilon/M) / (1 - \varepsilon)`,
         :math:`r = \operatorname{softmax}(f - \log w)`, clipped to
-        :math:`[\epsilon, 1]` (:data:`MSE_FLOOR`) and renormalised.
+        [:data:`MSE_FLOOR`, 1] and renormalised.
 
     Notes
     -----
