@@ -408,9 +408,7 @@ def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
     out /= n
     total *= n
     z /= total  # q / B
-    e_target = entries[picked]
-    e_target -= 1.0 / n
-    entries[picked] = e_target  # (q - one_hot) / B
+    entries[picked] -= 1.0 / n  # (q - one_hot) / B
     np.copyto(logits, z.T.reshape(logits.shape))  # a view: logits of any layout
     return out
 
