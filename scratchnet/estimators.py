@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ._mixture import class_sums
 from ._validation import check_choice, check_positive_int, check_scalar
 from .datasets import INSTALL_HINT, stratified_split
 from .fitting import GaussianParameters, fit_gaussian_classes
@@ -99,16 +100,15 @@ def fit_gaussian_kind(x: np.ndarray, targets: np.ndarray, num_classes: int,
     if covariance == "full":
         return fit_gaussian_classes(x, targets, shrinkage=shrinkage,
                                     num_classes=num_classes)
-    onehot = np.eye(num_classes)[targets]
-    counts = onehot.sum(axis=0)                                   # n_c
-    means = onehot.T @ x / counts[:, None]                        # mu_c
+    counts = np.bincount(targets, minlength=num_classes).astype(np.float64)  # n_c
+    means = class_sums(x, targets, counts) / counts[:, None]      # mu_c
     residuals = x - means[targets]                                # x_j - mu_{c_j}
     if covariance == "tied":
         pooled = fit_gaussian_classes(residuals, np.zeros(len(x), dtype=np.int64),
                                       shrinkage=shrinkage).covariances[0]
         covariances = np.broadcast_to(pooled, (num_classes, *pooled.shape))
     else:
-        variances = onehot.T @ residuals**2 / counts[:, None]     # diag S_c
+        variances = class_sums(residuals**2, targets, counts) / counts[:, None]
         variances = ((1.0 - shrinkage) * variances
                      + shrinkage * variances.mean(axis=1, keepdims=True))
         if not np.all(variances > 0):
