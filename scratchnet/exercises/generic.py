@@ -32,12 +32,12 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
-from .catalogue import Exercise, chapter_exercise
+from .catalogue import Exercise, chapter_exercise, chapter_of
 from .own import REGISTRY, OwnExercise
 from .probes import Failed, expect_close, show, unchanged
 from .protocol import Check
 from .remote import ChildLost, LibraryUsed, StudentRaised
-from .source import chapter_module, function_text, home_chapter, reference
+from .source import chapter_module, function_text, reference
 
 __all__ = ["assert_examples", "examples_check", "generic_checks", "own_checks",
            "random_inputs"]
@@ -46,7 +46,7 @@ _SIZES = {"N": 4, "M": 3, "D": 2, "K": 3, "in": 3, "out": 2}
 
 
 def _library(name: str) -> Any:
-    owner = chapter_module(home_chapter(name))
+    owner = chapter_module(chapter_of(name))
     for part in name.split("."):
         owner = getattr(owner, part)
     return owner
