@@ -109,6 +109,16 @@ class _Runner(doctest.DocTestRunner):
         super().report_unexpected_exception(out, test, example, exc_info)
 
 
+def _first_failure(doc: str, globs: Dict[str, Any], name: str) -> str:
+    """The report of the first of ``doc``'s examples that printed something else
+    (its last 600 characters), or "" when all print what they show."""
+    test = doctest.DocTestParser().get_doctest(doc, globs, name, None, 0)
+    report: List[str] = []
+    runner = _Runner(optionflags=doctest.ELLIPSIS)
+    runner.run(test, out=report.append, clear_globs=False)
+    return report[0].lstrip("*\n")[-600:] if runner.failures else ""
+
+
 def assert_examples(function: Callable) -> None:
     """Assert that the examples of a function's docstring print what they show.
 
@@ -144,14 +154,10 @@ def assert_examples(function: Callable) -> None:
     >>> assert_examples(double)
     """
     globs = {**getattr(function, "__globals__", {}), function.__name__: function}
-    test = doctest.DocTestParser().get_doctest(inspect.getdoc(function) or "", globs,
-                                               function.__name__, None, 0)
-    report: List[str] = []
-    runner = _Runner(optionflags=doctest.ELLIPSIS)
-    runner.run(test, out=report.append, clear_globs=False)
-    if runner.failures:
+    failed = _first_failure(inspect.getdoc(function) or "", globs, function.__name__)
+    if failed:
         raise AssertionError(f"{function.__name__}: the docstring's examples: "
-                             + report[0].lstrip("*\n")[-600:])
+                             + failed)
 
 
 def examples_check(ex: Exercise) -> Callable:
@@ -178,12 +184,9 @@ def examples_check(ex: Exercise) -> Callable:
         doc = ast.get_docstring(ast.parse(textwrap.dedent(text)).body[0]) or ""
         globs = {**vars(chapter_module(ex.chapter)), "np": np,
                  ex.id.split(".")[-1]: f}
-        test = doctest.DocTestParser().get_doctest(doc, globs, ex.id, None, 0)
-        report: List[str] = []
-        runner = _Runner(optionflags=doctest.ELLIPSIS)
-        runner.run(test, out=report.append, clear_globs=False)
-        if runner.failures:
-            raise Failed("the docstring's examples: " + report[0].lstrip("*\n")[-600:])
+        failed = _first_failure(doc, globs, ex.id)
+        if failed:
+            raise Failed("the docstring's examples: " + failed)
     return run
 
 
