@@ -2,39 +2,57 @@
 
 scratchnet's chapters are the reference answers; this package turns them
 into homework.  ``make`` writes a student edition generated from the
-chapters' source (signatures and docstrings kept, bodies to write) and, with
-``--assignment``, the instructor's assignment beside it; ``check`` grades
-exactly what the assignment lists.  The grader decides and the student's
-code only answers: a child process imports the submission and answers calls,
-while every comparison, hint (from evidence), carry-forward decision and
-point is the grader's, and nothing the submission started outlives grading
+answer key and the chapters' source (signatures and docstrings kept, bodies
+to write), as a package or a notebook, and, with ``--assignment``, the
+instructor's assignment beside it; ``check`` grades exactly what the
+assignment lists.  The grader decides and the student's code only answers:
+a child process imports the submission and answers calls, while every
+comparison, hint (from evidence), carry-forward decision and point is the
+grader's, and nothing the submission started outlives grading
 (:mod:`~scratchnet.exercises.protocol` states the contracts, ``docs/teaching.md``
 the threat model).  ``assert_passes`` runs one exercise's checks in a
 student's own pytest file.  The same from the command line:
-``python -m scratchnet exercises list | make | check``.
+``python -m scratchnet exercises list | make | check | autograder``.
 
 =================  ============================================================
 ``catalogue``      the exercises: chapter, what each teaches, points, covered
                    arguments, what is given
-``layout``         generated code in PEP 8 form: signatures, import blocks
-``source``         the student edition and the answer key, from the source
+``probes``         what a check is made of: comparisons that say where
 ``protocol``       the contracts: the assignment file, the requests and
                    answers between grader and child, a check as data
-``probes``         what a check is made of: comparisons that say where
 ``diagnoses``      hints only where the mistake, recomputed, is the output
+``privileges``     the child runs as nobody, on a read-only copy
+``remote``         the checks' view of the child; killing what it started
+``reaper``         nothing the submission started outlives grading
+``sides``          the student's side as a check sees it
+``layout``         generated code in PEP 8 form: signatures, import blocks
+``docstrings``     the student's docstring, cut down to the covered arguments
+``key_scores``     the answer key of the scores: each chapter's formula in
+                   plain NumPy, what a hand-out is written from
+``key_models``     the answer key of Bayes' rule, the layers, the network,
+                   the optimisers and training
+``own``            an instructor's own exercises: ``@exercise``, no fork
+``source``         one function of a hand-out: signature, docstring, stub or
+                   body, from the answer key or the chapter's source
+``notebook``       the hand-out as a notebook; a notebook read as a package
+``handout``        ``make``: the student edition (or the key), package or
+                   notebook
+``generic``        checks made from a reference: any chapter function's, an
+                   instructor's exercise's
 ``checks_scores``  softmax, log-softmax, logsumexp and the losses
 ``checks_layers``  information, Bayes' rule and the layers
 ``checks_models``  the network, the optimisers, training to the posterior
 ``analysis``       the submission's source, read first: missing, broken,
                    forbidden (the import policy), copied
 ``child``          the child process: imports the submission, answers
-``remote``         the checks' view of the child; killing what it started
 ``checking``       one exercise's checks, run: pass, fail, todo, error
 ``report``         the report and Gradescope's JSON
 ``assignment``     the instructor's assignment file: write, read, check
 ``grader``         the grading process: verdicts, carry-forward, points
+``course``         any upload graded by an assignment, a class to CSV,
+                   Gradescope's autograder zip
 ``assertions``     one check in a student's pytest file
-``cli``            ``list``, ``make``, ``check``
+``cli``            ``list``, ``make``, ``check``, ``autograder``
 =================  ============================================================
 
 Examples

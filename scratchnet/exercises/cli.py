@@ -111,7 +111,7 @@ def _check(args) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``list``, ``make`` or ``check``; return the exit status.
+    """Run ``list``, ``make``, ``check`` or ``autograder``; return the exit status.
 
     Parameters
     ----------

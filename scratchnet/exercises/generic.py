@@ -32,12 +32,12 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
-from .catalogue import Exercise, chapter_exercise
+from .catalogue import Exercise, chapter_exercise, chapter_of
 from .own import REGISTRY, OwnExercise
 from .probes import Failed, expect_close, show, unchanged
 from .protocol import Check
 from .remote import ChildLost, LibraryUsed, StudentRaised
-from .source import chapter_module, function_text, home_chapter, reference
+from .source import chapter_module, function_text, reference
 
 __all__ = ["assert_examples", "examples_check", "generic_checks", "own_checks",
            "random_inputs"]
@@ -46,7 +46,7 @@ _SIZES = {"N": 4, "M": 3, "D": 2, "K": 3, "in": 3, "out": 2}
 
 
 def _library(name: str) -> Any:
-    owner = chapter_module(home_chapter(name))
+    owner = chapter_module(chapter_of(name))
     for part in name.split("."):
         owner = getattr(owner, part)
     return owner
@@ -109,6 +109,16 @@ class _Runner(doctest.DocTestRunner):
         super().report_unexpected_exception(out, test, example, exc_info)
 
 
+def _first_failure(doc: str, globs: Dict[str, Any], name: str) -> str:
+    """The report of the first of ``doc``'s examples that printed something else
+    (its last 600 characters), or "" when all print what they show."""
+    test = doctest.DocTestParser().get_doctest(doc, globs, name, None, 0)
+    report: List[str] = []
+    runner = _Runner(optionflags=doctest.ELLIPSIS)
+    runner.run(test, out=report.append, clear_globs=False)
+    return report[0].lstrip("*\n")[-600:] if runner.failures else ""
+
+
 def assert_examples(function: Callable) -> None:
     """Assert that the examples of a function's docstring print what they show.
 
@@ -144,14 +154,10 @@ def assert_examples(function: Callable) -> None:
     >>> assert_examples(double)
     """
     globs = {**getattr(function, "__globals__", {}), function.__name__: function}
-    test = doctest.DocTestParser().get_doctest(inspect.getdoc(function) or "", globs,
-                                               function.__name__, None, 0)
-    report: List[str] = []
-    runner = _Runner(optionflags=doctest.ELLIPSIS)
-    runner.run(test, out=report.append, clear_globs=False)
-    if runner.failures:
+    failed = _first_failure(inspect.getdoc(function) or "", globs, function.__name__)
+    if failed:
         raise AssertionError(f"{function.__name__}: the docstring's examples: "
-                             + report[0].lstrip("*\n")[-600:])
+                             + failed)
 
 
 def examples_check(ex: Exercise) -> Callable:
@@ -178,12 +184,9 @@ def examples_check(ex: Exercise) -> Callable:
         doc = ast.get_docstring(ast.parse(textwrap.dedent(text)).body[0]) or ""
         globs = {**vars(chapter_module(ex.chapter)), "np": np,
                  ex.id.split(".")[-1]: f}
-        test = doctest.DocTestParser().get_doctest(doc, globs, ex.id, None, 0)
-        report: List[str] = []
-        runner = _Runner(optionflags=doctest.ELLIPSIS)
-        runner.run(test, out=report.append, clear_globs=False)
-        if runner.failures:
-            raise Failed("the docstring's examples: " + report[0].lstrip("*\n")[-600:])
+        failed = _first_failure(doc, globs, ex.id)
+        if failed:
+            raise Failed("the docstring's examples: " + failed)
     return run
 
 
@@ -233,7 +236,7 @@ def generic_checks(name: str) -> List[Tuple[str, Callable]]:
     return [(c.name, c.run) for c in checks]
 
 
-def _arguments(own: OwnExercise, i: int, item: Any) -> Tuple:
+def _arguments(i: int, item: Any) -> Tuple:
     args = item(np.random.default_rng(i)) if callable(item) else item
     return tuple(args) if isinstance(args, (tuple, list)) else (args,)
 
@@ -243,7 +246,7 @@ def _values_check(own: OwnExercise, i: int, item: Any, dtype: Any = None) -> Cal
     covers = own.exercise.covers
 
     def run(f):
-        args = _arguments(own, i, item)
+        args = _arguments(i, item)
         if dtype is not None:
             args = tuple(a.astype(dtype) if isinstance(a, np.ndarray) and
                          a.dtype.kind == "f" else a for a in args)
@@ -254,7 +257,7 @@ def _values_check(own: OwnExercise, i: int, item: Any, dtype: Any = None) -> Cal
         hints = [h for h in (d(got, *args) for d in own.diagnoses) if h]
         try:
             expect_close(got, expected, f"{name}({shown})", rtol=own.rtol,
-                         atol=own.atol, dtype=dtype, hint=hints[0] if hints else "")
+                         atol=own.atol, dtype=dtype)
         except Failed as err:
             raise Failed(err.message, hints[0] if hints else err.hint) from None
     return run

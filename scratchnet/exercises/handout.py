@@ -22,17 +22,11 @@ import types
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
-from .catalogue import CHAPTER_ORDER, Exercise, select
+from .catalogue import CHAPTER_ORDER, Exercise, chapter_of, select
 from .layout import import_block
 from .notebook import notebook_json
 from .own import load_own
-from .source import (
-    chapter_module,
-    function_text,
-    home_chapter,
-    reference,
-    stub_message,
-)
+from .source import chapter_module, function_text, reference, stub_message
 
 __all__ = ["make"]
 
@@ -77,7 +71,7 @@ def _source_line(chapter: str, name: str) -> Tuple[int, int]:
 def _public_home(name: str) -> str:
     """Where the library defines a public ``name`` (a chapter, else scratchnet)."""
     try:
-        return f"scratchnet.{home_chapter(name)}"
+        return f"scratchnet.{chapter_of(name)}"
     except KeyError:
         return "scratchnet"
 
@@ -208,7 +202,7 @@ def _given(exercises: Sequence[Exercise]) -> List[str]:
         if name in seen:
             continue
         seen.add(name)
-        obj, keyed = reference(name, chapter_module(home_chapter(name)))
+        obj, keyed = reference(name, chapter_module(chapter_of(name)))
         if not keyed:
             continue
         _, names = function_text(obj, stub=None, covers=None, keyed=True,
@@ -227,7 +221,7 @@ def _layout(exercises: Sequence[Exercise]) -> Dict[str, Dict[str, str]]:
     """``{chapter: {name: "exercise" | "given"}}`` in chapter order and source order."""
     items: Dict[str, Dict[str, str]] = {}
     for name in _given(exercises):
-        items.setdefault(home_chapter(name), {}).setdefault(name, "given")
+        items.setdefault(chapter_of(name), {}).setdefault(name, "given")
     for ex in exercises:
         items.setdefault(ex.chapter, {})[ex.id] = "exercise"
     return {chapter: {n: items[chapter][n] for n in

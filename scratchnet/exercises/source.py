@@ -29,13 +29,12 @@ import types
 from typing import Any, Dict, List, Sequence, Tuple
 
 from . import key_models, key_scores
-from .catalogue import chapter_of
 from .docstrings import example_names, exercise_docstring
 from .layout import signature
 from .own import REGISTRY
 
 __all__ = ["STUB_HINTS", "chapter_module", "covered_arguments", "free_names",
-           "function_text", "home_chapter", "is_validator", "reference", "stub_message"]
+           "function_text", "is_validator", "reference", "stub_message"]
 
 STUB_HINTS = ("none", "pointer", "formula")
 POINTERS = {**key_scores.POINTERS, **key_models.POINTERS}
@@ -344,21 +343,3 @@ def chapter_module(chapter: str) -> types.ModuleType:
                 return inspect.getmodule(own.reference)
         raise
 
-
-def home_chapter(name: str) -> str:
-    """The chapter (or an instructor's module) that holds ``name`` in a hand-out.
-
-    Parameters
-    ----------
-    name : str
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> home_chapter("TwoLayerMLP.forward")
-    'mlp'
-    """
-    return chapter_of(name)
