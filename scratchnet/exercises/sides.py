@@ -154,8 +154,8 @@ class Objects:
         >>> callable(Objects.get)
         True
         """
-        return Remote.ask(self._remote({}), {"op": "get", "handle": obj.number,
-                                            "path": list(path)})["value"]
+        return self._remote({}).ask({"op": "get", "handle": obj.number,
+                                     "path": list(path)})["value"]
 
     def assign(self, obj: Handle, path: Sequence[str], value: Any) -> None:
         """Write ``value`` into the array at ``path`` of an object in the child.
@@ -175,8 +175,8 @@ class Objects:
         >>> callable(Objects.assign)
         True
         """
-        Remote.ask(self._remote({}), {"op": "assign", "handle": obj.number,
-                                     "path": list(path), "value": value})
+        self._remote({}).ask({"op": "assign", "handle": obj.number,
+                              "path": list(path), "value": value})
 
 
 class Local:
