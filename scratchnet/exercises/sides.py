@@ -10,10 +10,9 @@ grader; :class:`Local` does it in this process, for a student's own tests
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Sequence
 
-from .protocol import Handle
+from .protocol import Handle, library_object
 from .remote import Child, Remote
 
 __all__ = ["Local", "Objects"]
@@ -215,9 +214,7 @@ class Local:
         {'a': 1}
         """
         if library:
-            module, _, name = library.rpartition(".")
-            cls = getattr(importlib.import_module(f"scratchnet.{module}"), name)
-            return cls(*args, **kwargs)
+            return library_object(library)(*args, **kwargs)
         return self.obj(*args, **kwargs)
 
     def method(self, obj: Any, name: str, **_: Any) -> Any:
@@ -257,8 +254,7 @@ class Local:
         'softmax'
         """
         if library:
-            module, _, attr = name.rpartition(".")
-            return getattr(importlib.import_module(f"scratchnet.{module}"), attr)
+            return library_object(name)
         return self.obj
 
     def params_of(self, obj: Any) -> Any:
