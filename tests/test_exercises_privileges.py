@@ -10,6 +10,7 @@ enter): there the grader falls back to root, which the last test checks.
 """
 
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -38,9 +39,7 @@ def _nobody_can_run_the_child(tmp_path):
     folder.mkdir()
     copy, account, notes = isolate(folder)
     if copy != folder:
-        for path in sorted(copy.parent.rglob("*"), reverse=True):
-            path.rmdir() if path.is_dir() else path.unlink()
-        copy.parent.rmdir()
+        shutil.rmtree(copy.parent)
     if account is None:
         pytest.skip(f"this Python cannot run as nobody here: {notes[0]}")
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..losses import cross_entropy, nll_loss
 from ..softmax import log_softmax, logsumexp, softmax
-from .diagnoses import OVERFLOW, equals, nan_where, other_axis, overflowed
+from .diagnoses import equals, nan_where, other_axis, overflowed
 from .probes import Failed, expect_close, fd_gradient, show, unchanged
 from .protocol import Check
 
@@ -23,7 +23,6 @@ _RNG_LOGITS = np.array([[0.3, -1.2, 2.0, 0.5], [1.5, 0.0, -0.7, -2.2],
                         [-0.4, 0.9, 0.1, 1.3]])
 _LARGE = np.array([[1000.0, 0.0, -1000.0], [1e4, 1e4, 0.0]])
 _NEG_INF = np.array([[0.0, -np.inf, 1.0], [2.0, -np.inf, -np.inf]])
-_OVERFLOW = OVERFLOW
 _LOG_UNDERFLOW = ("log(softmax(x)) underflows to log(0) = -inf where the "
                   "log-probability is finite: compute (x - m) - log(sum(exp(x - m))) "
                   "with m the row maximum")

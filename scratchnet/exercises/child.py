@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from .analysis import chunks
-from .protocol import Handle, pack, read_frame, unpack, write_frame
+from .protocol import Handle, library_object, pack, read_frame, unpack, write_frame
 
 __all__ = ["CheckTimeout", "main"]
 
@@ -199,14 +199,12 @@ class _Session:
         if "student" in spec:
             return self.student(spec["student"])
         if "library" in spec:
-            module, _, name = spec["library"].rpartition(".")
-            return getattr(importlib.import_module(f"scratchnet.{module}"), name)
+            return library_object(spec["library"])
         if "new" in spec:
             if spec["side"] == "student":   # the class of a method exercise
                 module = sys.modules[f"{PACKAGE}.{self.homes[spec['new']]}"]
                 return getattr(module, spec["new"].split(".")[0])
-            module, _, name = spec["new"].rpartition(".")
-            return getattr(importlib.import_module(f"scratchnet.{module}"), name)
+            return library_object(spec["new"])
         return getattr(self.handles[spec["handle"]], spec["method"])
 
     def call(self, request: Dict[str, Any]) -> Dict[str, Any]:

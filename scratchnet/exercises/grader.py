@@ -89,14 +89,13 @@ def exercises_in(directory: Any) -> List[Exercise]:
         listed = ast.parse(init.read_text()).body if init.exists() else []
     except SyntaxError:   # an __init__ that does not parse: read the modules
         listed = []
-    if listed:
-        for node in listed:
-            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == \
-                    "EXERCISES":
-                try:
-                    return select(list(ast.literal_eval(node.value)))
-                except (KeyError, ValueError):
-                    break
+    for node in listed:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == \
+                "EXERCISES":
+            try:
+                return select(list(ast.literal_eval(node.value)))
+            except (KeyError, ValueError):
+                break
     found = []
     for ex in CATALOGUE:
         path = directory / f"{ex.chapter}.py"

@@ -82,6 +82,7 @@ to the posterior) gives ``run`` instead: a function of the student's side
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -95,7 +96,8 @@ import numpy as np
 from .probes import expect_close, show
 
 __all__ = ["FORMAT", "MAX_ANSWER_BYTES", "Check", "Described", "Handle",
-           "ProtocolError", "pack", "read_frame", "unpack", "write_frame"]
+           "ProtocolError", "library_object", "pack", "read_frame", "unpack",
+           "write_frame"]
 
 FORMAT = "scratchnet-assignment"
 MAX_ANSWER_BYTES = 64 * 2**20   # an answer larger than this fails its request
@@ -137,6 +139,29 @@ class Handle:
 
     number: int
     attribute: str = ""
+
+
+def library_object(name: str) -> Any:
+    """The library's object that a request names as ``"module.name"``.
+
+    Parameters
+    ----------
+    name : str
+        A chapter module of scratchnet and an object in it, dotted:
+        ``"softmax.softmax"``, ``"optim.SGD"``.
+
+    Returns
+    -------
+    object
+        ``scratchnet.<module>.<name>``.
+
+    Examples
+    --------
+    >>> library_object("optim.SGD").__name__
+    'SGD'
+    """
+    module, _, attr = name.rpartition(".")
+    return getattr(importlib.import_module(f"scratchnet.{module}"), attr)
 
 
 @dataclass(frozen=True)

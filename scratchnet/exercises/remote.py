@@ -111,7 +111,7 @@ class Child:
     def __init__(self, directory: Path, homes: Dict[str, str], refuse: List[str], *,
                  limit: float, memory_mb: int, account: Optional[Account] = None
                  ) -> None:
-        self.limit, self.loaded = limit, {}
+        self.limit = limit
         self.root = os.path.realpath(directory)
         self.workdir = tempfile.TemporaryDirectory(prefix="scratchnet-child-")
         req_r, self.req_w = os.pipe()

@@ -10,10 +10,9 @@ grader; :class:`Local` does it in this process, for a student's own tests
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Sequence
 
-from .protocol import Handle
+from .protocol import Handle, library_object
 from .remote import Child, Remote
 
 __all__ = ["Local", "Objects"]
@@ -154,8 +153,8 @@ class Objects:
         >>> callable(Objects.get)
         True
         """
-        return Remote.ask(self._remote({}), {"op": "get", "handle": obj.number,
-                                            "path": list(path)})["value"]
+        return self._remote({}).ask({"op": "get", "handle": obj.number,
+                                     "path": list(path)})["value"]
 
     def assign(self, obj: Handle, path: Sequence[str], value: Any) -> None:
         """Write ``value`` into the array at ``path`` of an object in the child.
@@ -175,8 +174,8 @@ class Objects:
         >>> callable(Objects.assign)
         True
         """
-        Remote.ask(self._remote({}), {"op": "assign", "handle": obj.number,
-                                     "path": list(path), "value": value})
+        self._remote({}).ask({"op": "assign", "handle": obj.number,
+                              "path": list(path), "value": value})
 
 
 class Local:
@@ -215,9 +214,7 @@ class Local:
         {'a': 1}
         """
         if library:
-            module, _, name = library.rpartition(".")
-            cls = getattr(importlib.import_module(f"scratchnet.{module}"), name)
-            return cls(*args, **kwargs)
+            return library_object(library)(*args, **kwargs)
         return self.obj(*args, **kwargs)
 
     def method(self, obj: Any, name: str, **_: Any) -> Any:
@@ -257,8 +254,7 @@ class Local:
         'softmax'
         """
         if library:
-            module, _, attr = name.rpartition(".")
-            return getattr(importlib.import_module(f"scratchnet.{module}"), attr)
+            return library_object(name)
         return self.obj
 
     def params_of(self, obj: Any) -> Any:
