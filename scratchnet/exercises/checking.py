@@ -51,7 +51,7 @@ CHECKS: Dict[str, List] = _WithGeneric({**SCORE_CHECKS, **LAYER_CHECKS, **MODEL_
 OBJECT_CHECKS = frozenset(MODEL_CHECKS)
 
 
-def _outcome(check: Any, arg: Any) -> Dict[str, str]:
+def _outcome(check: Any, arg: Any) -> Dict[str, Any]:
     try:
         with warnings.catch_warnings():  # the same under pytest's warnings as errors
             warnings.simplefilter("ignore")
@@ -107,7 +107,7 @@ def checks_of(ex_id: str) -> List[Check]:
 
 
 def run_checks(ex: Exercise, side: Any, *, only: Sequence[str] = ()
-               ) -> List[Dict[str, str]]:
+               ) -> List[Dict[str, Any]]:
     """Run an exercise's checks against the student's side.
 
     Parameters

@@ -165,7 +165,7 @@ class _Children:
 
 
 def _run(ex: Exercise, children: _Children, replace: Sequence[str],
-         only: Sequence[str] = ()) -> List[Dict[str, str]]:
+         only: Sequence[str] = ()) -> List[Dict[str, Any]]:
     """The checks, one at a time: a lost child costs the check it was in."""
     out = []
     for name in [c.name for c in checks_of(ex.id)]:

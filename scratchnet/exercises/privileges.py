@@ -176,6 +176,7 @@ def isolate(directory: Path) -> Tuple[Path, Optional[Account], List[str]]:
     ----------
     directory : Path
         The submission's package folder.
+
     Returns
     -------
     (Path, Account or None, list of str)
