@@ -39,9 +39,11 @@ __all__ = ["MAX_RUN_BYTES", "OneLineParser", "names", "non_negative", "out_dir",
            "plan_parts", "positive", "run_bytes", "unit_bytes"]
 
 MAX_RUN_BYTES = 2 * 2**30  #: the most the runs' records may ask for, checked first
-#: Inputs a measured network sees at once: the 100 + 4,001 points of a snapshot,
-#: or the expected KL's quadrature nodes (at most about 17,400 for two classes).
-_EVAL_ROWS = 20_000
+#: Rows the measuring network keeps buffers for: one network measures every member
+#: of a unit in turn and keeps its buffers for up to four input sizes (those of
+#: ``fast.MLP``), each the 100 + 4,001 points of a snapshot or one task's expected-KL
+#: quadrature nodes (at most about 17,400 for two classes).
+_MEASURED_ROWS = 4 * 17_400
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -267,14 +269,14 @@ def unit_bytes(recipe: Any, width: int, steps: int, members: int) -> int:
         bytes an input, drawn up front for ``fixed`` and ``covering``; the
         weights with their gradients and Adam's two moments, 32 bytes a
         parameter; the activations of a batch, 24 bytes a unit), plus the
-        activations of one network on the inputs it is measured on at once
-        (24 bytes per hidden unit and input, on 20,000 inputs).
+        buffers of the network that measures them (24 bytes per unit and
+        input, for the 69,600 inputs of up to four grids).
 
     Examples
     --------
     >>> from scratchnet.experiments.cli import unit_bytes
     >>> round(unit_bytes("textbook", 64, 1000, 1) / 2**20, 1)   # MiB: the measuring
-    30.8
+    106.8
     """
     recipe = get_recipe(recipe)
     hidden = [width] * (len(recipe.sizes) - 2)
@@ -284,7 +286,7 @@ def unit_bytes(recipe: Any, width: int, steps: int, members: int) -> int:
                "stream": 0}[recipe.data]
     network = (8 * steps + 16 * samples + 32 * params
                + 24 * recipe.batch_size * sum(sizes))
-    return members * network + 24 * _EVAL_ROWS * sum(sizes)
+    return members * network + 24 * _MEASURED_ROWS * sum(sizes)
 
 
 def plan_parts(grid: Any, workers: int, limit: int = MAX_RUN_BYTES) -> int:
@@ -315,8 +317,8 @@ def plan_parts(grid: Any, workers: int, limit: int = MAX_RUN_BYTES) -> int:
     >>> from scratchnet.experiments.cli import plan_parts
     >>> grid = sn.experiments.Grid("0.25:5:20", "0.625:3:20", recipes=("covering",),
     ...                            seeds=range(5), steps=(1000, 10000))
-    >>> plan_parts(grid, 2)   # 2,000 networks: 22 units of 90 or 91, two at a time
-    22
+    >>> plan_parts(grid, 2)   # 2,000 networks: 25 units of 80, two at a time
+    25
     """
     members = len(grid.points) * len(grid.seeds)
     steps = grid.steps[-1]

@@ -201,7 +201,7 @@ def relu_mask_into(z: np.ndarray, mask: np.ndarray, flags: np.ndarray) -> np.nda
     (array([-0.,  2.]), array([0., 1.]))
     """
     np.greater(z, 0.0, out=flags)
-    np.copyto(mask, flags)
+    mask[...] = flags  # (np.copyto's dispatch costs more than the copy)
     return np.multiply(z, mask, out=z)
 
 
@@ -386,7 +386,7 @@ def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
     if out is None:
         out = np.empty(members)
     z, rest, picked = scratch.by_class, scratch.rest, scratch.picked
-    np.copyto(z, logits.reshape(-1, m).T)
+    z[...] = logits.reshape(-1, m).T
     np.maximum.reduce(z, axis=0, out=scratch.row_max)  # np.max, without its wrapper
     z -= scratch.row_max  # largest logit 0
     entries = z.reshape(-1)
@@ -409,7 +409,7 @@ def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
     total *= n
     z /= total  # q / B
     entries[picked] -= 1.0 / n  # (q - one_hot) / B
-    np.copyto(logits, z.T.reshape(logits.shape))  # a view: logits of any layout
+    logits[...] = z.T.reshape(logits.shape)  # a view: logits of any layout
     return out
 
 

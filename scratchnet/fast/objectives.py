@@ -98,12 +98,12 @@ def member_losses_inplace(outputs: np.ndarray, targets: np.ndarray, loss: Any = 
            [[ 0.,  0.]]])
     """
     m = outputs.shape[2]
-    loss = get_loss(loss, outputs=m)
     if out is None:
         out = np.empty(outputs.shape[0])
-    if fused_cross_entropy(loss, m):
-        cross_entropy_and_grad_inplace(outputs, targets, scratch, out)
-    elif type(loss) is MSELoss:
+    if fused_cross_entropy(loss, m):  # the plain cross-entropy: no object to make
+        return cross_entropy_and_grad_inplace(outputs, targets, scratch, out)
+    loss = get_loss(loss, outputs=m)
+    if type(loss) is MSELoss:
         out[...] = _mse(outputs, targets)
     elif type(loss) is MultiMarginLoss:
         out[...] = _hinge(outputs, targets, loss.margin, loss.weight)
