@@ -182,7 +182,7 @@ def write_digits(result: DigitsResult, out: Path, format: str = "png") -> list[P
     fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=2,
                fontsize="small")
     fig.suptitle(f"{name}, test split: reliability of the network and of the fitted "
-                 "model, before and after temperature scaling")
+                 "model,\nbefore and after temperature scaling")
     save(fig, f"{name}_reliability")
     gen = real["scores"]["generative"]
     axes = plot_calibration_over_training(real["steps"], real["nll"], real["ece"],
