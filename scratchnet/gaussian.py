@@ -321,7 +321,8 @@ class GaussianClasses(BayesFloor):
         share is below that rounding, and inputs where it would pass
         :math:`10^{-6}` are refused (:func:`~scratchnet._mixture.check_resolved`;
         :func:`~scratchnet.two_gaussians.two_gaussian_posterior` is exact at any
-        distance).  See the conventions page.
+        distance).  See the
+        conventions page.
 
         Examples
         --------
@@ -331,10 +332,9 @@ class GaussianClasses(BayesFloor):
         array([[-6.931470e-01, -6.931470e-01],
                [-2.995500e+03,  0.000000e+00]])
         """
-        log_joint = self.log_joint(x)                 # log P(x, c)
-        log_evidence = logsumexp(log_joint, axis=1)   # log P(x)
+        log_evidence = self.log_evidence(x)     # log P(x) = logsumexp_c log P(x, c)
         check_resolved(log_evidence, x)
-        return log_joint - log_evidence[:, None]      # log P(x, c) - log P(x)
+        return self.log_joint(x) - log_evidence[:, None]  # log P(x, c) - log P(x)
 
     def posterior(self, x: Any) -> np.ndarray:
         r"""The Bayes posterior :math:`P(c \mid x) = P(x, c) / P(x)`.
