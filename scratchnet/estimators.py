@@ -430,9 +430,10 @@ class NetworkClassifier(LabelledClassifier):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ScratchnetWarning)
             t = fit_temperature(self.network_.predict_log_proba(x), codes)
-        if not any(issubclass(w.category, ScratchnetWarning) for w in caught):
+        at_bound = [w for w in caught if issubclass(w.category, ScratchnetWarning)]
+        if not at_bound:
             return t
-        warnings.warn(f"temperature_ is kept at 1: {caught[0].message}. A validation "
+        warnings.warn(f"temperature_ is kept at 1: {at_bound[0].message}. A validation "
                       f"split of {len(codes)} samples that the network separates "
                       "says nothing about its confidence elsewhere",
                       ScratchnetWarning, stacklevel=3)

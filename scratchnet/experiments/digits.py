@@ -446,11 +446,11 @@ def _calibrate(result: DigitsResult, digits: Splits) -> None:
     """Temperatures on validation; final test scores and KL to the fitted model."""
     real, fitted = result.real, result.fitted
     c_val, c = digits.validation.c, digits.test.c
+    gen_val = fitted.log_posterior(digits.validation.x)
+    gen_test = fitted.log_posterior(digits.test.x)
     with warnings.catch_warnings(record=True) as caught:   # a T at a bound:
         warnings.simplefilter("always", ScratchnetWarning)  # kept as a note
         temps = [fit_temperature(z, c_val) for z in real["val_logits"]]
-        gen_val = fitted.log_posterior(digits.validation.x)
-        gen_test = fitted.log_posterior(digits.test.x)
         t_gen = fit_temperature(gen_val, c_val)
     real["temperature_notes"] = list(dict.fromkeys(
         str(w.message) for w in caught if issubclass(w.category, ScratchnetWarning)))

@@ -28,6 +28,9 @@ from .real import BUNDLED, REAL_SETTINGS, run_real
 
 __all__ = ["build_parser", "digits_table", "main", "real_main", "write_digits"]
 
+#: each command's settings: its options' defaults, and the rest of its study
+_DEFAULTS = {"digits": DigitsSettings(), "real": REAL_SETTINGS}
+
 
 def _spread(values: Any, digits: int = 4) -> str:
     """``median [min, max]`` of several values, or the one value."""
@@ -254,7 +257,7 @@ def build_parser(command: str = "digits") -> argparse.ArgumentParser:
     >>> build_parser("real").parse_args(["--dataset", "wine"]).out.name
     'scratchnet-real'
     """
-    d = DigitsSettings() if command == "digits" else REAL_SETTINGS
+    d = _DEFAULTS[command]
     data = ("the bundled digits" if command == "digits"
             else "any labelled data set (--dataset)")
     parser = OneLineParser(
@@ -362,7 +365,7 @@ def main(argv: Optional[Sequence[str]] = None, command: str = "digits") -> int:
     parser = build_parser(command)
     args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
     try:
-        settings = replace(DigitsSettings(), sizes=args.sizes, steps=args.steps,
+        settings = replace(_DEFAULTS[command], sizes=args.sizes, steps=args.steps,
                            seeds=args.seeds, seed=args.seed, dim=args.dim,
                            shrinkage=args.shrinkage, hidden=args.hidden)
     except ValueError as exc:          # --dim above 64
