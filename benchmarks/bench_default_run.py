@@ -42,14 +42,6 @@ ENVIRONMENT = dict(os.environ)
 TARGET_RUNS = 0.3  # runs of the study's whole step (issue 23; 15 s / 60 s before)
 
 
-def load() -> str:
-    """The 1-minute load average, or '?' where the platform has none."""
-    try:
-        return f"{os.getloadavg()[0]:.2f}"
-    except (AttributeError, OSError):
-        return "?"
-
-
 def default_run_seconds() -> float:
     """Wall seconds of one ``python -m scratchnet --quiet`` into a temporary folder."""
     with tempfile.TemporaryDirectory() as out:
@@ -69,7 +61,7 @@ def main() -> None:
                         help="time those steps N times and keep the fastest")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
-    from bench_seed_study import REFERENCES, machine, torch_run_seconds
+    from bench_seed_study import REFERENCES, load, machine, torch_run_seconds
 
     print(f"{machine()}\npython -m scratchnet (the default run), {args.repeats} "
           "time(s)", flush=True)

@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 import scratchnet as sn  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_seed_study import machine  # noqa: E402
+from bench_seed_study import load, machine  # noqa: E402
 
 try:
     import torch
@@ -52,14 +52,6 @@ OPTIMIZERS = {"adam": sn.Adam, "sgd": sn.SGD}
 LEARNING_RATES = {"adam": 1e-3, "sgd": 0.1}  # the study's Adam, the README's SGD
 TARGET_TORCH = 3.0  # the public step at least 3x PyTorch's
 TARGET_ENGINE = 1.1  # ... and within 10% of the engine's own loop
-
-
-def load() -> str:
-    """The 1-minute load average, or '?' where the platform has none."""
-    try:
-        return f"{os.getloadavg()[0]:.2f}"
-    except (AttributeError, OSError):
-        return "?"
 
 
 def batches(steps: int, batch: int, dtype: type) -> tuple[list, list]:

@@ -86,7 +86,7 @@ TASKS = list(original_torch.TASKS)
 TARGET_RUNS = 1.5
 
 
-def _load() -> str:
+def load() -> str:
     """The 1-minute load average, or '?' where the platform has none."""
     try:
         return f"{os.getloadavg()[0]:.2f}"
@@ -268,7 +268,7 @@ def main_bench() -> None:
     print(f"numpy {np.__version__}, scratchnet {sn.__version__}, {args.jobs} worker "
           f"processes; {networks} networks x {args.steps:,} steps = "
           f"{networks * args.steps / 1e6:.2f} million network-steps", flush=True)
-    before = _load()
+    before = load()
     if args.scratchnet_results:
         ours = read_summary(args.scratchnet_results)
         ours = {task: {s: e for s, e in runs.items()
@@ -280,7 +280,7 @@ def main_bench() -> None:
         ours, seconds = scratchnet_study(args.seeds, args.steps, args.jobs, args.seed)
         print(f"scratchnet: {seconds:.1f} s "
               f"({networks * args.steps / seconds:,.0f} network-steps/s; load average "
-              f"{before} before, {_load()} after)", flush=True)
+              f"{before} before, {load()} after)", flush=True)
     if args.torch_timing and seconds:
         for batching, how in REFERENCES:
             one_run = torch_run_seconds(args.torch_timing, batching, args.steps,
@@ -291,7 +291,7 @@ def main_bench() -> None:
             print(f"one PyTorch transcription run of {args.steps:,} steps ({how}; one "
                   f"thread, the fastest of {args.torch_repeats} timings over "
                   f"{args.torch_timing:,} steps; load average "
-                  f"{_load()}): {one_run:.1f} s; the study took "
+                  f"{load()}): {one_run:.1f} s; the study took "
                   f"{seconds / one_run:.2f} such runs{target}", flush=True)
     if args.against:
         print(f"\nreference: scratchnet's own seeds from {args.against}\n")

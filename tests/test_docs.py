@@ -295,6 +295,14 @@ def test_result_tables_are_rendered_from_the_committed_run():
         assert tables.measured_on(machine) in text
 
 
+def _quoted(path, pattern: str, missing: str) -> tuple:
+    """The groups of ``pattern`` in the page at ``path``, its whitespace collapsed
+    (a quote may break across lines); ``missing`` is the failure's message."""
+    found = re.search(pattern, " ".join(path.read_text(encoding="utf-8").split()))
+    assert found, missing
+    return found.groups()
+
+
 def test_the_prose_quotes_the_committed_run():
     """The sentences of the README and of docs/experiments.md that quote the
     covering recipe's result on sparse-tail say what the committed run says."""
@@ -313,23 +321,21 @@ def test_the_prose_quotes_the_committed_run():
     errors, seeds = at("covering", 10_000)
     median, worst = np.median(errors), errors.max()
     worst_seed = seeds[int(errors.argmax())]
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    found = re.search(
+    quoted = _quoted(
+        ROOT / "README.md",
         r"at 10,000 steps is then (0\.\d+) \(median over 12 seeds; the worst seed, "
         r"seed (\d+), (0\.\d+);",
-        readme,
+        "the README no longer quotes covering's median and worst seed",
     )
-    assert found, "the README no longer quotes covering's median and worst seed"
-    assert found.groups() == (f"{median:.3f}", str(worst_seed), f"{worst:.3f}")
-    docs = " ".join((DOCS / "experiments.md").read_text(encoding="utf-8").split())
-    found = re.search(
+    assert quoted == (f"{median:.3f}", str(worst_seed), f"{worst:.3f}")
+    quoted = _quoted(
+        DOCS / "experiments.md",
         r"is (0\.\d+), median over 12 seeds, and (0\.\d+) for the worst seed "
         r"\(seed (\d+)\), against (0\.\d+) for `original` at the same point",
-        docs,
+        "docs/experiments.md no longer quotes covering's median and worst seed",
     )
-    assert found, "docs/experiments.md no longer quotes covering's median and worst seed"
     original = np.median(at("original", 10_000)[0])
-    assert found.groups() == (
+    assert quoted == (
         f"{median:.3f}", f"{worst:.3f}", str(worst_seed), f"{original:.2f}"
     )
 
@@ -448,32 +454,32 @@ def test_numbers_in_the_prose_are_what_the_code_computes():
 
     import scratchnet as sn
 
-    text = " ".join((DOCS / "derivation.md").read_text(encoding="utf-8").split())
-    found = re.search(r"the softmax puts (0\.\d\d) instead of (0\.\d\d) on the right", text)
-    assert found, "derivation.md no longer quotes the softmax of the two outputs"
+    derivation, conventions = DOCS / "derivation.md", DOCS / "conventions.md"
+    quoted = _quoted(derivation, r"the softmax puts (0\.\d\d) instead of (0\.\d\d) on the right",
+                     "derivation.md no longer quotes the softmax of the two outputs")
     outputs = np.array([[-1.0, 2, -1, -1], [0, 1, 0, 0], [1, 0, 1, 1]])
-    confident, timid = (float(v) for v in found.groups())
+    confident, timid = (float(v) for v in quoted)
     assert sn.softmax(outputs)[:2, 1].round(2).tolist() == [confident, timid]
-    found = re.search(
+    quoted = _quoted(
+        derivation,
         r"(\d\.\d\d) for the confident answer, (\d\.\d\d) for the timid one, "
         r"(\d\.\d\d) for the wrong",
-        text,
+        "derivation.md no longer quotes the three cross-entropies",
     )
-    assert found, "derivation.md no longer quotes the three cross-entropies"
     losses = sn.cross_entropy(outputs, [1, 1, 1], reduction="none").round(2)
-    assert losses.tolist() == [float(v) for v in found.groups()]
+    assert losses.tolist() == [float(v) for v in quoted]
 
-    text = " ".join((DOCS / "conventions.md").read_text(encoding="utf-8").split())
-    found = re.search(r"`logsumexp\(\[0, -40\]\)` is \$(\d\.\d+) \\cdot 10\^\{(-\d+)\}\$", text)
-    assert found, "conventions.md no longer quotes logsumexp([0, -40])"
-    digits = len(found.group(1)) - 2
-    stated = float(f"{found.group(1)}e{found.group(2)}")
+    mantissa, exponent = _quoted(
+        conventions, r"`logsumexp\(\[0, -40\]\)` is \$(\d\.\d+) \\cdot 10\^\{(-\d+)\}\$",
+        "conventions.md no longer quotes logsumexp([0, -40])")
+    digits = len(mantissa) - 2
+    stated = float(f"{mantissa}e{exponent}")
     assert float(f"{sn.logsumexp([0.0, -40.0]):.{digits}e}") == stated
-    found = re.search(
-        r"`cross_entropy\(\[\[20, 0\]\], \[0\]\)` is \$(\d\.\d+) \\cdot 10\^\{(-\d+)\}\$", text
-    )
-    assert found, "conventions.md no longer quotes the float32 cross_entropy([[20, 0]], [0])"
+    mantissa, exponent = _quoted(
+        conventions,
+        r"`cross_entropy\(\[\[20, 0\]\], \[0\]\)` is \$(\d\.\d+) \\cdot 10\^\{(-\d+)\}\$",
+        "conventions.md no longer quotes the float32 cross_entropy([[20, 0]], [0])")
     loss = sn.cross_entropy(np.array([[20, 0]], dtype=np.float32), [0])
-    digits = len(found.group(1)) - 2
-    stated = float(f"{found.group(1)}e{found.group(2)}")
+    digits = len(mantissa) - 2
+    stated = float(f"{mantissa}e{exponent}")
     assert float(f"{float(loss):.{digits}e}") == stated

@@ -10,12 +10,11 @@ separated task measures the expected KL of the plain and the corrected
 readouts.
 """
 
-import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _support import notebook_cell, output_text
 from scipy import optimize, special
 
 import scratchnet as sn
@@ -145,15 +144,11 @@ def test_trained_readouts_reach_the_posterior_once_corrected(name):
 
 
 # --- notebook 06, section 5: its training-derived numbers, within a tolerance ----
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "06_binary_classification.ipynb"
-
-
 def _stored_output(code_fragment):
     """The printed output of the notebook's cell whose code contains the fragment."""
-    cells = json.loads(NOTEBOOK.read_text())["cells"]
-    cell = next(c for c in cells if code_fragment in "".join(c["source"]))
-    assert "nbval-ignore-output" in cell["metadata"].get("tags", [])
-    return "".join("".join(o.get("text", "")) for o in cell["outputs"])
+    cell = notebook_cell("06_binary_classification", code_fragment)
+    assert "nbval-ignore-output" in cell.metadata.get("tags", [])
+    return output_text(cell.outputs)
 
 
 def _close(stored, fresh):

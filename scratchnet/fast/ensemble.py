@@ -327,7 +327,8 @@ class Ensemble:
         targets : array_like of int, shape (S, B)
         loss : str or Loss, optional
             Default ``self.loss``.  ``"cross_entropy"`` (fused), ``"mse"``
-            (squared error on one-hot targets), ``"hinge"``, or a loss
+            (squared error on one-hot targets; with one output, on the class
+            itself), ``"hinge"``, or a loss
             object: member ``s``'s loss is that of ``loss`` on its own batch
             (:func:`scratchnet.fast.objectives.member_losses_inplace`).
 

@@ -290,7 +290,8 @@ class MLP(mlp.MLP):
                        ) -> Tuple[float, FlatParams]:
         """As :meth:`scratchnet.MLP.loss_and_grads`; plain cross-entropy is fused.
 
-        :meth:`check_batch`, then :meth:`loss_and_grads_into` into new arrays.
+        :meth:`check_batch`, then :meth:`loss_and_grads_into` into a vector the
+        network keeps; the gradients returned are a copy of it, their own.
 
         Parameters
         ----------
