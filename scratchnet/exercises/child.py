@@ -235,10 +235,9 @@ class _Session:
                     "kwargs": self.handed_back(kwargs), "seconds": seconds,
                     "library": sorted(self.ran)}
         except BaseException as err:  # the student's code may raise anything
-            return {"ok": False, "library": sorted(self.ran), "error": {
-                "type": type(err).__name__, "message": str(err)[:500],
-                "where": self.where(err), "todo": isinstance(err, NotImplementedError)
-                and bool(self.where(err))}}
+            where = self.where(err)
+            return {"ok": False, "library": sorted(self.ran), "error": _error(
+                err, where, todo=isinstance(err, NotImplementedError) and bool(where))}
         finally:
             for owner, attr, value in reversed(undo):
                 if value is None:
@@ -267,6 +266,12 @@ class _Session:
         return "" if not frames else (f" at {Path(frames[-1].filename).name} line "
                                       f"{frames[-1].lineno}: "
                                       f"{(frames[-1].line or '').strip()}")
+
+
+def _error(err: BaseException, where: str = "", todo: bool = False) -> Dict[str, Any]:
+    """An answer's ``error``: the exception's type and message, where, todo."""
+    return {"type": type(err).__name__, "message": str(err)[:500], "where": where,
+            "todo": todo}
 
 
 def _on_alarm(signum, frame):
@@ -325,15 +330,12 @@ def main(argv: List[str]) -> int:
         try:
             answer = ops[request["op"]](request)
         except BaseException as err:  # a request the student's objects broke
-            answer = {"ok": False, "error": {
-                "type": type(err).__name__, "message": str(err)[:500], "where": "",
-                "todo": False}}
+            answer = {"ok": False, "error": _error(err)}
         try:
             payload = pack({**answer, "nonce": request.get("nonce")})
         except Exception as err:  # an answer that cannot be sent
-            payload = pack({"ok": False, "nonce": request.get("nonce"), "error": {
-                "type": type(err).__name__, "message": str(err)[:500], "where": "",
-                "todo": False}})
+            payload = pack({"ok": False, "nonce": request.get("nonce"),
+                            "error": _error(err)})
         write_frame(answers, payload)
 
 
