@@ -193,7 +193,7 @@ def _where_differs(got: np.ndarray, expected: Any, rtol: float, atol: float) -> 
     if got.ndim == 0 or not bad.any():
         return ""
     where = [tuple(int(i) for i in idx) for idx in np.argwhere(bad)[:3]]
-    return f"; differs at {len(np.argwhere(bad))} of {bad.size} entries, first at " + \
+    return f"; differs at {np.count_nonzero(bad)} of {bad.size} entries, first at " + \
         ", ".join(str(w[0] if len(w) == 1 else w) for w in where)
 
 
