@@ -61,7 +61,6 @@ class _Session:
     def __init__(self) -> None:
         self.root = ""
         self.refuse: List[str] = []
-        self.imports: List[List[str]] = []
         self.library: Dict[str, Any] = {}      # id -> the library's own object
         self.homes: Dict[str, str] = {}        # id -> chapter
         self.ran: set = set()                  # watched library objects that ran
@@ -78,10 +77,9 @@ class _Session:
 
         def guarded(name, globals=None, locals=None, fromlist=(), level=0):
             importer = (globals or {}).get("__name__", "") or ""
-            if level == 0 and importer.split(".")[0] == PACKAGE:
-                self.imports.append([importer, name])
-                if any(name == r or name.startswith(r + ".") for r in self.refuse):
-                    raise ImportError(f"{name} is not allowed in this homework")
+            if level == 0 and importer.split(".")[0] == PACKAGE and any(
+                    name == r or name.startswith(r + ".") for r in self.refuse):
+                raise ImportError(f"{name} is not allowed in this homework")
             return real_import(name, globals, locals, fromlist, level)
 
         builtins.__import__ = guarded
