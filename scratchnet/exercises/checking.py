@@ -122,7 +122,7 @@ def run_checks(ex: Exercise, side: Any, *, only: Sequence[str] = ()
     -------
     list of dict
         Per check: ``name``, ``status`` (pass, fail, todo, error),
-        ``message``, ``hint``.
+        ``message``, ``hint`` and, when it passed or failed, ``credit``.
 
     Raises
     ------

@@ -189,7 +189,7 @@ def grade(job: Dict[str, Any]) -> Report:
     job : dict
         ``dir`` (the package folder), ``exercises`` (the assignment's
         entries), ``allow``, ``limit`` (seconds per check), ``memory_mb``,
-        ``mode``.
+        ``mode``, ``own`` (the instructor's exercises files).
 
     Returns
     -------

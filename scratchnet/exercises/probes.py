@@ -186,7 +186,7 @@ def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-6,
 
 
 def _where_differs(got: np.ndarray, expected: Any, rtol: float, atol: float) -> str:
-    """Where the values differ, for a message with no diagnosis: "; differs at ..."."""
+    """Where the values differ, added to any wrong values' message: "; differs ..."."""
     e = np.asarray(expected, dtype=float)
     with np.errstate(all="ignore"):
         bad = ~np.isclose(got, e, rtol=rtol, atol=atol, equal_nan=True)
