@@ -358,8 +358,7 @@ def _forbidden(node, helpers, bound, ex_id, chapter, given, allow, filename) -> 
             if not _allowed(origin, given, allow) or (
                     origin.split(".")[0] == "scratchnet"
                     and not _allowed(full, given, allow)):
-                shown = origin if origin.split(".")[0] != "scratchnet" else full
-                top = shown.split(".")[0]
-                return (f"uses {shown if top == 'scratchnet' else top} ({filename} "
+                top = origin.split(".")[0]
+                return (f"uses {full if top == 'scratchnet' else top} ({filename} "
                         f"line {line}: {text.strip()}): not allowed in this homework")
     return ""

@@ -122,7 +122,7 @@ def run_checks(ex: Exercise, side: Any, *, only: Sequence[str] = ()
     -------
     list of dict
         Per check: ``name``, ``status`` (pass, fail, todo, error),
-        ``message``, ``hint``.
+        ``message``, ``hint`` and, when it passed or failed, ``credit``.
 
     Raises
     ------
@@ -139,12 +139,11 @@ def run_checks(ex: Exercise, side: Any, *, only: Sequence[str] = ()
     >>> sorted({r["status"] for r in results})
     ['pass']
     """
+    arg = side if ex.id in OBJECT_CHECKS else side.function(ex.id, names=ex.covers)
     out = []
     for check in checks_of(ex.id):
         if only and check.name not in only:
             continue
-        arg = side if ex.id in OBJECT_CHECKS else side.function(
-            ex.id, names=ex.covers)
         out.append({"name": check.name, **_outcome(check, arg)})
     return out
 

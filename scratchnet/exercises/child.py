@@ -61,7 +61,6 @@ class _Session:
     def __init__(self) -> None:
         self.root = ""
         self.refuse: List[str] = []
-        self.imports: List[List[str]] = []
         self.library: Dict[str, Any] = {}      # id -> the library's own object
         self.homes: Dict[str, str] = {}        # id -> chapter
         self.ran: set = set()                  # watched library objects that ran
@@ -78,10 +77,9 @@ class _Session:
 
         def guarded(name, globals=None, locals=None, fromlist=(), level=0):
             importer = (globals or {}).get("__name__", "") or ""
-            if level == 0 and importer.split(".")[0] == PACKAGE:
-                self.imports.append([importer, name])
-                if any(name == r or name.startswith(r + ".") for r in self.refuse):
-                    raise ImportError(f"{name} is not allowed in this homework")
+            if level == 0 and importer.split(".")[0] == PACKAGE and any(
+                    name == r or name.startswith(r + ".") for r in self.refuse):
+                raise ImportError(f"{name} is not allowed in this homework")
             return real_import(name, globals, locals, fromlist, level)
 
         builtins.__import__ = guarded
@@ -235,10 +233,9 @@ class _Session:
                     "kwargs": self.handed_back(kwargs), "seconds": seconds,
                     "library": sorted(self.ran)}
         except BaseException as err:  # the student's code may raise anything
-            return {"ok": False, "library": sorted(self.ran), "error": {
-                "type": type(err).__name__, "message": str(err)[:500],
-                "where": self.where(err), "todo": isinstance(err, NotImplementedError)
-                and bool(self.where(err))}}
+            where = self.where(err)
+            return {"ok": False, "library": sorted(self.ran), "error": _error(
+                err, where, todo=isinstance(err, NotImplementedError) and bool(where))}
         finally:
             for owner, attr, value in reversed(undo):
                 if value is None:
@@ -267,6 +264,12 @@ class _Session:
         return "" if not frames else (f" at {Path(frames[-1].filename).name} line "
                                       f"{frames[-1].lineno}: "
                                       f"{(frames[-1].line or '').strip()}")
+
+
+def _error(err: BaseException, where: str = "", todo: bool = False) -> Dict[str, Any]:
+    """An answer's ``error``: the exception's type and message, where, todo."""
+    return {"type": type(err).__name__, "message": str(err)[:500], "where": where,
+            "todo": todo}
 
 
 def _on_alarm(signum, frame):
@@ -325,15 +328,12 @@ def main(argv: List[str]) -> int:
         try:
             answer = ops[request["op"]](request)
         except BaseException as err:  # a request the student's objects broke
-            answer = {"ok": False, "error": {
-                "type": type(err).__name__, "message": str(err)[:500], "where": "",
-                "todo": False}}
+            answer = {"ok": False, "error": _error(err)}
         try:
             payload = pack({**answer, "nonce": request.get("nonce")})
         except Exception as err:  # an answer that cannot be sent
-            payload = pack({"ok": False, "nonce": request.get("nonce"), "error": {
-                "type": type(err).__name__, "message": str(err)[:500], "where": "",
-                "todo": False}})
+            payload = pack({"ok": False, "nonce": request.get("nonce"),
+                            "error": _error(err)})
         write_frame(answers, payload)
 
 

@@ -31,13 +31,14 @@ from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
 from .checking import checks_of, run_checks, scored
 from .own import child_homes, load_own
-from .privileges import isolate
+from .privileges import child_environment, isolate
 from .reaper import become_reaper, reap
 from .remote import Child, ChildLost, LibraryUsed
 from .report import Report
 from .sides import Objects
 
 __all__ = ["Report", "UsageError", "check", "exercises_in", "grade", "main"]
+
 
 class UsageError(ValueError):
     """A wrong request to the grader: no such folder, no exercises in it, an unknown id.
@@ -188,7 +189,7 @@ def grade(job: Dict[str, Any]) -> Report:
     job : dict
         ``dir`` (the package folder), ``exercises`` (the assignment's
         entries), ``allow``, ``limit`` (seconds per check), ``memory_mb``,
-        ``mode``.
+        ``mode``, ``own`` (the instructor's exercises files).
 
     Returns
     -------
@@ -337,8 +338,7 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
         job["exercises"] = [e for e in job["exercises"] if e["id"] in wanted]
         if not job["exercises"]:
             raise UsageError(f"none of {', '.join(only)} is graded in {directory}")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": child_environment()["PYTHONPATH"]}
     proc = subprocess.run([sys.executable, "-m", "scratchnet.exercises.grader",
                            json.dumps(job)], capture_output=True, env=env,
                           stdin=subprocess.DEVNULL)

@@ -61,7 +61,6 @@ def child_environment() -> Dict[str, str]:
                                            os.environ.get("PYTHONPATH", "")])}
 
 
-
 class Account(NamedTuple):
     """The account the child runs as: its user and group ids.
 
@@ -116,10 +115,9 @@ def nobody() -> Account:
 
 def _not_copied(folder: str, names: List[str]) -> List[str]:
     """Caches and anything not a folder, a plain file or a link (a FIFO would block)."""
-    return [n for n in names if n in ("__pycache__", ".git") or not (
-        os.path.islink(os.path.join(folder, n)) or
-        stat.S_ISDIR(os.lstat(os.path.join(folder, n)).st_mode) or
-        stat.S_ISREG(os.lstat(os.path.join(folder, n)).st_mode))]
+    modes = {n: os.lstat(os.path.join(folder, n)).st_mode for n in names}
+    return [n for n, mode in modes.items() if n in ("__pycache__", ".git") or not (
+        stat.S_ISLNK(mode) or stat.S_ISDIR(mode) or stat.S_ISREG(mode))]
 
 
 def stage(directory: Path) -> Path:

@@ -186,14 +186,14 @@ def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-6,
 
 
 def _where_differs(got: np.ndarray, expected: Any, rtol: float, atol: float) -> str:
-    """Where the values differ, for a message with no diagnosis: "; differs at ..."."""
+    """Where the values differ, added to any wrong values' message: "; differs ..."."""
     e = np.asarray(expected, dtype=float)
     with np.errstate(all="ignore"):
         bad = ~np.isclose(got, e, rtol=rtol, atol=atol, equal_nan=True)
     if got.ndim == 0 or not bad.any():
         return ""
     where = [tuple(int(i) for i in idx) for idx in np.argwhere(bad)[:3]]
-    return f"; differs at {len(np.argwhere(bad))} of {bad.size} entries, first at " + \
+    return f"; differs at {np.count_nonzero(bad)} of {bad.size} entries, first at " + \
         ", ".join(str(w[0] if len(w) == 1 else w) for w in where)
 
 
