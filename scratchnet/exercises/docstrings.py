@@ -24,7 +24,7 @@ import re
 import textwrap
 from typing import Iterable, List, Sequence, Set
 
-__all__ = ["example_names", "exercise_docstring"]
+__all__ = ["example_names", "exercise_docstring", "free_names"]
 
 _LIBRARY_CALL = re.compile(r"\b(?:sn|scratchnet)(?:\.\w+)*\.(\w+)\b")
 _IMPORT_LIBRARY = re.compile(
@@ -218,10 +218,31 @@ def example_names(text: str) -> List[str]:
         tree = ast.parse("\n".join(code))
     except SyntaxError:
         return []
+    imported = [a.asname or a.name.split(".")[0] for n in ast.walk(tree)
+                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names]
+    return free_names(tree, imported)
+
+
+def free_names(tree: ast.AST, params: Sequence[str]) -> List[str]:
+    """Names code reads that it neither takes nor assigns (nor are builtins).
+
+    Parameters
+    ----------
+    tree : ast.AST
+    params : sequence of str
+
+    Returns
+    -------
+    list of str
+        Sorted.
+
+    Examples
+    --------
+    >>> free_names(ast.parse("y = np.exp(x) + len(z)"), ["x"])
+    ['np', 'z']
+    """
     stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
               and not isinstance(n.ctx, ast.Load)}
-    stored |= {a.asname or a.name.split(".")[0] for n in ast.walk(tree)
-               if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
               and isinstance(n.ctx, ast.Load)}
-    return sorted(loaded - stored - set(dir(builtins)))
+    return sorted(loaded - stored - set(params) - set(dir(builtins)))
