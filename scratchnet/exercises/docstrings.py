@@ -35,6 +35,12 @@ def _mentions(text: str, names: Iterable[str]) -> bool:
     return any(re.search(rf"\b{re.escape(name)}\b", text) for name in names)
 
 
+def _example_code(lines: Sequence[str]) -> List[str]:
+    """The code of doctest lines, ``>>> `` and ``... `` taken off (no output)."""
+    return [line.lstrip()[4:] for line in lines
+            if line.lstrip()[:4] in (">>> ", "... ")]
+
+
 def _paragraphs(lines: Sequence[str]) -> List[List[str]]:
     """Lines grouped into paragraphs, a blank line closing each (kept with it)."""
     groups: List[List[str]] = [[]]
@@ -80,7 +86,7 @@ def _examples(lines: Sequence[str], uncovered: Sequence[str]) -> List[str]:
     for chunk in chunks:
         if _IMPORT_LIBRARY.match(chunk[0]):
             continue
-        code = [c.lstrip()[4:] for c in chunk if c.lstrip()[:4] in (">>> ", "... ")]
+        code = _example_code(chunk)
         if _mentions("\n".join(code) if code else "\n".join(chunk), poisoned):
             poisoned |= _assigned(code)
             continue
@@ -212,10 +218,8 @@ def example_names(text: str) -> List[str]:
     ... >>> softmax(x)''')
     ['np', 'softmax']
     """
-    code = [line.lstrip()[4:] for line in text.splitlines()
-            if line.lstrip()[:4] in (">>> ", "... ")]
     try:
-        tree = ast.parse("\n".join(code))
+        tree = ast.parse("\n".join(_example_code(text.splitlines())))
     except SyntaxError:
         return []
     imported = [a.asname or a.name.split(".")[0] for n in ast.walk(tree)
