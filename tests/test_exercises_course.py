@@ -58,6 +58,17 @@ def _pytest_doctests(folder: Path) -> str:
     return done.stdout
 
 
+def _key_with(key: Path, wrong: Path, module: str, old: str, new: str) -> Path:
+    """A copy of the answer key at ``wrong`` with ``old`` written as ``new`` in
+    ``module``; returns the patched file."""
+    shutil.copytree(key, wrong)
+    path = wrong / module
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+    return path
+
+
 # --- hand-outs written for the exercise (item 3) --------------------------------------
 
 def test_the_handouts_examples_pass_on_the_key_and_fail_on_the_skeleton(course):
@@ -130,9 +141,8 @@ def test_any_public_chapter_function_is_an_exercise_with_generic_checks(tmp_path
     ex.make(["sigmoid", "tanh_forward"], tmp_path / "hw")
     assert ex.check(tmp_path / "hw").score == 0
     wrong = tmp_path / "wrong"
-    shutil.copytree(tmp_path / "key", wrong)
-    path = wrong / "layers.py"
-    path.write_text(path.read_text().replace("return out, out", "return out * 1.001, out"))
+    _key_with(tmp_path / "key", wrong, "layers.py", "return out, out",
+              "return out * 1.001, out")
     result = {r["id"]: r for r in ex.check(wrong).results}["tanh_forward"]
     failed = {c["name"] for c in result["checks"] if c["status"] != "pass"}
     assert {"docstring examples", "random inputs"} <= failed
@@ -297,11 +307,8 @@ def test_the_own_exercise_gets_the_catalogues_treatment(course, tmp_path):
     assert "@exercise" not in losses_py and "smoothed = 0.9" not in losses_py
     # log(softmax) where log_softmax is asked: fails where it underflows, only there
     wrong = tmp_path / "wrong"
-    shutil.copytree(course / "key", wrong)
-    path = wrong / "losses.py"
-    path.write_text(path.read_text().replace(
-        "smoothed * log_softmax(logits)",
-        "smoothed * np.log(np.exp(logits) / np.exp(logits).sum(-1, keepdims=True))"))
+    _key_with(course / "key", wrong, "losses.py", "smoothed * log_softmax(logits)",
+              "smoothed * np.log(np.exp(logits) / np.exp(logits).sum(-1, keepdims=True))")
     result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
     failed = [c["name"] for c in result["smoothed_cross_entropy"]["checks"]
               if c["status"] not in ("pass", "carried")]
@@ -311,13 +318,10 @@ def test_the_own_exercise_gets_the_catalogues_treatment(course, tmp_path):
 def test_a_log_softmax_mistake_is_charged_once_through_the_own_exercise(course,
                                                                         tmp_path):
     wrong = tmp_path / "wrong"
-    shutil.copytree(course / "key", wrong)
-    path = wrong / "softmax.py"
-    text = path.read_text()
     body = ("    shifted = x - np.max(x, axis=-1, keepdims=True)\n"
             "    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))")
-    assert body in text
-    path.write_text(text.replace(body, "    return x - np.max(x, axis=-1, keepdims=True)"))
+    _key_with(course / "key", wrong, "softmax.py", body,
+              "    return x - np.max(x, axis=-1, keepdims=True)")
     result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
     assert result["log_softmax"]["points"] < result["log_softmax"]["max_points"]
     own = result["smoothed_cross_entropy"]
@@ -359,11 +363,8 @@ def test_weights_and_visibility_reach_gradescope(course, tmp_path):
 def test_a_time_limit_failure_names_the_line_where_the_loop_was_stopped(course,
                                                                          tmp_path):
     looping = tmp_path / "looping"
-    shutil.copytree(course / "key", looping)
-    path = looping / "layers.py"
-    text = path.read_text()
-    path.write_text(text.replace("    return np.where(cache > 0, dout, 0)",
-                                 "    while True:\n        pass"))
+    path = _key_with(course / "key", looping, "layers.py",
+                     "    return np.where(cache > 0, dout, 0)", "    while True:\n        pass")
     line = path.read_text().splitlines().index("    while True:") + 1
     report = ex.check(looping, only=["relu_backward"], limit=0.5)
     messages = [c["message"] for c in report.results[0]["checks"]]
@@ -384,10 +385,8 @@ def test_a_check_credits_the_right_arrays_of_several(course, tmp_path):
     2/3 of each check that compares them; the network's backward, which calls it,
     keeps its points by carry-forward."""
     wrong = tmp_path / "wrong"
-    shutil.copytree(course / "key", wrong)
-    path = wrong / "layers.py"
-    path.write_text(path.read_text().replace("db = dout.sum(axis=0)",
-                                             "db = dout.sum(axis=0) * 2"))
+    _key_with(course / "key", wrong, "layers.py", "db = dout.sum(axis=0)",
+              "db = dout.sum(axis=0) * 2")
     result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
     checks = {c["name"]: c for c in result["linear_backward"]["checks"]}
     values = checks["values"]

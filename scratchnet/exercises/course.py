@@ -26,7 +26,7 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 from .assignment import read_assignment
 from .catalogue import CHAPTER_ORDER
@@ -64,10 +64,11 @@ exit 0   # points lost are in results.json, not an autograder failure
 """
 
 
-def _assignment(path: Any, exercises: Any = None) -> Dict[str, Any]:
+def _assignment(path: Any, exercises: Any = None) -> Tuple[Dict[str, Any], List[str]]:
+    """The assignment read, and the instructor's exercises files loaded."""
     try:
-        load_own(exercises, path)
-        return read_assignment(path)
+        own = load_own(exercises, path)
+        return read_assignment(path), own
     except (ValueError, KeyError) as err:
         raise UsageError(str(err.args[0])) from None
 
@@ -223,7 +224,7 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
     ada,5,5,
     bob,0,0,
     """
-    spec = _assignment(assignment, exercises)
+    spec, _ = _assignment(assignment, exercises)
     ids = [e["id"] for e in spec["exercises"]]
     rows = []
     for upload in uploads:
@@ -309,9 +310,8 @@ def autograder_zip(assignment: Any, out: Any, *, wheel: Any = None,
     (['assignment.json', 'run_autograder'], ['setup.sh'])
     """
     assignment = Path(assignment)
-    _assignment(assignment, exercises)
+    _, own = _assignment(assignment, exercises)
     spec = json.loads(assignment.read_text())
-    own = load_own(exercises, assignment)
     if own:
         spec["exercises_file"] = Path(own[0]).name
     out = Path(out)

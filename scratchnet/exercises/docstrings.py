@@ -24,7 +24,7 @@ import re
 import textwrap
 from typing import Iterable, List, Sequence, Set
 
-__all__ = ["example_names", "exercise_docstring"]
+__all__ = ["example_names", "exercise_docstring", "free_names"]
 
 _LIBRARY_CALL = re.compile(r"\b(?:sn|scratchnet)(?:\.\w+)*\.(\w+)\b")
 _IMPORT_LIBRARY = re.compile(
@@ -33,6 +33,12 @@ _IMPORT_LIBRARY = re.compile(
 
 def _mentions(text: str, names: Iterable[str]) -> bool:
     return any(re.search(rf"\b{re.escape(name)}\b", text) for name in names)
+
+
+def _example_code(lines: Sequence[str]) -> List[str]:
+    """The code of doctest lines, ``>>> `` and ``... `` taken off (no output)."""
+    return [line.lstrip()[4:] for line in lines
+            if line.lstrip()[:4] in (">>> ", "... ")]
 
 
 def _paragraphs(lines: Sequence[str]) -> List[List[str]]:
@@ -80,7 +86,7 @@ def _examples(lines: Sequence[str], uncovered: Sequence[str]) -> List[str]:
     for chunk in chunks:
         if _IMPORT_LIBRARY.match(chunk[0]):
             continue
-        code = [c.lstrip()[4:] for c in chunk if c.lstrip()[:4] in (">>> ", "... ")]
+        code = _example_code(chunk)
         if _mentions("\n".join(code) if code else "\n".join(chunk), poisoned):
             poisoned |= _assigned(code)
             continue
@@ -212,16 +218,35 @@ def example_names(text: str) -> List[str]:
     ... >>> softmax(x)''')
     ['np', 'softmax']
     """
-    code = [line.lstrip()[4:] for line in text.splitlines()
-            if line.lstrip()[:4] in (">>> ", "... ")]
     try:
-        tree = ast.parse("\n".join(code))
+        tree = ast.parse("\n".join(_example_code(text.splitlines())))
     except SyntaxError:
         return []
+    imported = [a.asname or a.name.split(".")[0] for n in ast.walk(tree)
+                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names]
+    return free_names(tree, imported)
+
+
+def free_names(tree: ast.AST, params: Sequence[str]) -> List[str]:
+    """Names code reads that it neither takes nor assigns (nor are builtins).
+
+    Parameters
+    ----------
+    tree : ast.AST
+    params : sequence of str
+
+    Returns
+    -------
+    list of str
+        Sorted.
+
+    Examples
+    --------
+    >>> free_names(ast.parse("y = np.exp(x) + len(z)"), ["x"])
+    ['np', 'z']
+    """
     stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
               and not isinstance(n.ctx, ast.Load)}
-    stored |= {a.asname or a.name.split(".")[0] for n in ast.walk(tree)
-               if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
               and isinstance(n.ctx, ast.Load)}
-    return sorted(loaded - stored - set(dir(builtins)))
+    return sorted(loaded - stored - set(params) - set(dir(builtins)))

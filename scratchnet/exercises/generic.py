@@ -35,7 +35,6 @@ import numpy as np
 from .catalogue import Exercise, chapter_exercise, chapter_of
 from .own import REGISTRY, OwnExercise
 from .probes import Failed, expect_close, show, unchanged
-from .protocol import Check
 from .remote import ChildLost, LibraryUsed, StudentRaised
 from .source import chapter_module, function_text, reference
 
@@ -208,7 +207,7 @@ def generic_checks(name: str) -> List[Tuple[str, Callable]]:
     """
     ex = chapter_exercise(name)
     library = _library(name)
-    checks = [Check("docstring examples", run=examples_check(ex))]
+    checks = [("docstring examples", examples_check(ex))]
     if random_inputs(name, ex.covers) is not None:
         def values(f, dtype=np.float64):
             args = random_inputs(name, ex.covers, dtype)
@@ -225,15 +224,14 @@ def generic_checks(name: str) -> List[Tuple[str, Callable]]:
         def kept(f):
             values(f)
 
-        checks += [Check("random inputs", run=random),
-                   Check("inputs unchanged", run=kept)]
+        checks += [("random inputs", random), ("inputs unchanged", kept)]
         if "float32" in (inspect.getdoc(library) or ""):
             def float32(f):
                 got, want, args = values(f, np.float32)
                 expect_close(got, want, f"{name} on float32 inputs {show(args)}",
                              rtol=1e-5, atol=1e-6, dtype=np.float32)
-            checks.append(Check("float32 kept", run=float32))
-    return [(c.name, c.run) for c in checks]
+            checks.append(("float32 kept", float32))
+    return checks
 
 
 def _arguments(i: int, item: Any) -> Tuple:
@@ -254,12 +252,13 @@ def _values_check(own: OwnExercise, i: int, item: Any, dtype: Any = None) -> Cal
                                    for a in args])
         got = f(*args)
         shown = ", ".join(f"{n}={show(a)}" for n, a in zip(covers, args))
-        hints = [h for h in (d(got, *args) for d in own.diagnoses) if h]
         try:
             expect_close(got, expected, f"{name}({shown})", rtol=own.rtol,
                          atol=own.atol, dtype=dtype)
-        except Failed as err:
-            raise Failed(err.message, hints[0] if hints else err.hint) from None
+        except Failed as err:   # a diagnosis speaks only for a wrong result
+            hint = next((h for h in (d(got, *args) for d in own.diagnoses) if h),
+                        err.hint)
+            raise Failed(err.message, hint) from None
     return run
 
 

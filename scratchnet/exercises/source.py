@@ -21,15 +21,14 @@ The stub says as much as the instructor chooses (``stub_hints``): nothing
 from __future__ import annotations
 
 import ast
-import builtins
 import importlib
 import inspect
 import textwrap
 import types
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, Sequence, Tuple
 
 from . import key_models, key_scores
-from .docstrings import example_names, exercise_docstring
+from .docstrings import example_names, exercise_docstring, free_names
 from .layout import signature
 from .own import REGISTRY
 
@@ -141,31 +140,6 @@ def covered_arguments(args: ast.arguments, covers: Sequence[str]) -> tuple:
     dropped = {a.arg: default_of[a.arg] for a in positional + args.kwonlyargs
                if a.arg not in covers and default_of[a.arg] is not None}
     return new, dropped
-
-
-def free_names(tree: ast.AST, params: Sequence[str]) -> List[str]:
-    """Names code reads that it neither takes nor assigns (nor are builtins).
-
-    Parameters
-    ----------
-    tree : ast.AST
-    params : sequence of str
-
-    Returns
-    -------
-    list of str
-        Sorted.
-
-    Examples
-    --------
-    >>> free_names(ast.parse("y = np.exp(x) + len(z)"), ["x"])
-    ['np', 'z']
-    """
-    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-              and not isinstance(n.ctx, ast.Load)}
-    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-              and isinstance(n.ctx, ast.Load)}
-    return sorted(loaded - stored - set(params) - set(dir(builtins)))
 
 
 def is_validator(value: Any) -> bool:
