@@ -477,3 +477,30 @@ def test_an_unknown_id_lists_the_exercises_files_own_exercises_too(tmp_path):
          "--out", str(tmp_path / "hw")], capture_output=True, text=True)
     assert done.returncode != 0
     assert "your exercises file's: smoothed_cross_entropy" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("method", ["TwoLayerMLP.forward", "TwoLayerMLP.backward"])
+def test_a_network_method_handed_out_alone_keeps_the_network_whole(tmp_path, method):
+    """The key of one method, with the chapter's other, trains as the chapter
+    does: the forward the key writes leaves what the chapter's backward reads
+    (the caches and the logits' shape), and the other way round."""
+    import importlib
+
+    import scratchnet as sn
+
+    package = "alone_" + method.replace(".", "_").lower()  # a name no other test imports
+    ex.make([method], tmp_path / package, solutions=True)
+    sys.path.insert(0, str(tmp_path))
+    importlib.invalidate_caches()
+    try:
+        handout = importlib.import_module(f"{package}.mlp")
+        x, c = np.linspace(-2.0, 2.0, 6), np.array([0, 1, 0, 1, 1, 0])
+        loss, grads = handout.TwoLayerMLP(1, 4, 2, rng=0).loss_and_grads(x, c)
+        want_loss, want = sn.TwoLayerMLP(1, 4, 2, rng=0).loss_and_grads(x, c)
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m.split(".")[0] == package]:
+            del sys.modules[name]
+    assert loss == pytest.approx(want_loss, rel=1e-12, abs=0)
+    for name, g in want.items():
+        np.testing.assert_allclose(grads[name], g, rtol=1e-12, atol=1e-15)

@@ -304,8 +304,9 @@ class TwoLayerMLP(mlp.TwoLayerMLP):
         -----
         :math:`z = x W_1 + b_1`, :math:`h = \phi(z)` (``self.activation``:
         ``"relu"`` or ``"tanh"``), :math:`f = h W_2 + b_2`, the weights in
-        ``self.params``.  The three caches are kept in ``self._cache`` for
-        :meth:`backward`.
+        ``self.params``.  The three caches are kept in ``self._cache``, and
+        the logits' shape in ``self._logits_shape``, for :meth:`backward`
+        (which checks ``dlogits`` against it).
 
         Examples
         --------
@@ -318,7 +319,7 @@ class TwoLayerMLP(mlp.TwoLayerMLP):
         z, cache_1 = linear_forward(x, P["W1"], P["b1"])
         h, cache_h = activations[self.activation](z)
         logits, cache_2 = linear_forward(h, P["W2"], P["b2"])
-        self._cache = (cache_1, cache_h, cache_2)
+        self._cache, self._logits_shape = (cache_1, cache_h, cache_2), logits.shape
         return logits
 
     def backward(self, dlogits: np.ndarray) -> Dict[str, np.ndarray]:
