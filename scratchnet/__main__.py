@@ -166,8 +166,9 @@ def _units(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int
            ) -> list[tuple[str, list[tuple[str, int]]]]:
     """The work: per recipe, its (task, seed) members split into at most one
     ensemble per worker by :func:`scratchnet.experiments.plan_ensembles`,
-    the longest first by their multiply-adds.  The default run on 2 cores:
-    ``original`` as 2 + 1 networks, then ``covering`` as one ensemble."""
+    balanced by their multiply-adds, each worker's shortest first.  The
+    default run on 2 cores: ``original``'s 2 networks on one worker,
+    ``covering`` as one ensemble then ``original``'s third on the other."""
     seeds = range(args.seed, args.seed + args.seeds)
     groups = {recipe: [(task, seed) for task, r in pairs if r == recipe
                        for seed in seeds]
