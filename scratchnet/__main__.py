@@ -77,9 +77,9 @@ SUBCOMMANDS = {"digits": "scratchnet.experiments.digits_report",
                "real": "scratchnet.experiments.digits_report",
                "exercises": "scratchnet.exercises.cli"}
 _PRINTED_STEPS = (100, 1000, 10_000)
-# measured by benchmarks/bench_default_run.py on 2 cores (AMD EPYC, issue 29): runs
-# of 6.3, 8.5 and 9.3 s wall with OpenBLAS's own kernels at load average 1.5-2.1
-_DEFAULT_RUN_TIME = "6-10 s"
+# measured by benchmarks/bench_default_run.py on 2 cores (AMD EPYC, end of issue 29):
+# 4.6 to 5.1 s idle, 5.5 s with the Haswell kernels, 8.5 s beside other test runs
+_DEFAULT_RUN_TIME = "5-9 s"
 
 
 def _epilog() -> str:
