@@ -43,6 +43,7 @@ Examples
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 import time
@@ -76,9 +77,9 @@ SUBCOMMANDS = {"digits": "scratchnet.experiments.digits_report",
                "real": "scratchnet.experiments.digits_report",
                "exercises": "scratchnet.exercises.cli"}
 _PRINTED_STEPS = (100, 1000, 10_000)
-# measured by benchmarks/bench_default_run.py on 2 cores (AMD EPYC, issue 29): runs
-# of 6.3, 8.5 and 9.3 s wall with OpenBLAS's own kernels at load average 1.5-2.1
-_DEFAULT_RUN_TIME = "6-10 s"
+# measured by benchmarks/bench_default_run.py on 2 cores (AMD EPYC, end of issue 29):
+# 4.6 to 5.1 s idle, 5.5 s with the Haswell kernels, 8.5 s beside other test runs
+_DEFAULT_RUN_TIME = "5-9 s"
 
 
 def _epilog() -> str:
@@ -105,10 +106,6 @@ def _epilog() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``scratchnet`` command.
-
-    Parameters
-    ----------
-    None
 
     Returns
     -------
@@ -169,8 +166,9 @@ def _units(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int
            ) -> list[tuple[str, list[tuple[str, int]]]]:
     """The work: per recipe, its (task, seed) members split into at most one
     ensemble per worker by :func:`scratchnet.experiments.plan_ensembles`,
-    the longest first by their multiply-adds.  The default run on 2 cores:
-    ``original`` as 2 + 1 networks, then ``covering`` as one ensemble."""
+    balanced by their multiply-adds, each worker's shortest first.  The
+    default run on 2 cores: ``original``'s 2 networks on one worker,
+    ``covering`` as one ensemble then ``original``'s third on the other."""
     seeds = range(args.seed, args.seed + args.seeds)
     groups = {recipe: [(task, seed) for task, r in pairs if r == recipe
                        for seed in seeds]
@@ -278,6 +276,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ...           "--jobs", "1", "--quiet", "--out", out])
     0
     """
+    program = argv is None  # the command itself, not a call from Python
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["sweep"]:
         return _sweep_main(argv[1:])
@@ -326,6 +325,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(note)
     say(f"wrote {len(pairs) + 1} figures and summary.csv, summary.md to {args.out} "
         f"in {time.perf_counter() - start:.1f} s")
+    if program:  # its exit need not collect every object again: 0.08 s of the
+        gc.freeze()  # default run (a Python caller's objects stay collectable)
     return 0
 
 
@@ -349,10 +350,6 @@ def _axis(name: str) -> Callable[[str], tuple]:
 
 def build_sweep_parser() -> argparse.ArgumentParser:
     """The argument parser of ``scratchnet sweep``.
-
-    Parameters
-    ----------
-    None
 
     Returns
     -------
@@ -485,7 +482,6 @@ def _sweep_main(argv: Sequence[str]) -> int:
         return 1
     if not args.quiet:
         print(result.overview())
-    if not args.quiet:
         print(f"wrote {', '.join(p.name for p in paths)} and sweep.log to "
               f"{args.out} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     if result.failed:

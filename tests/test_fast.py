@@ -102,11 +102,12 @@ def test_kernels_match_the_layer_pairs():
         np.testing.assert_allclose(got, backward(da, cache), rtol=1e-15, atol=0)
 
 
+@pytest.mark.parametrize("classes", [2, 4])  # two classes: the kernel's own path
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_fused_cross_entropy_matches_the_loss_and_its_gradient(dtype):
+def test_fused_cross_entropy_matches_the_loss_and_its_gradient(dtype, classes):
     rng = np.random.default_rng(6)
-    logits = (rng.standard_normal((7, 4)) * 30).astype(dtype)
-    targets = rng.integers(0, 4, 7)
+    logits = (rng.standard_normal((7, classes)) * 30).astype(dtype)
+    targets = rng.integers(0, classes, 7)
     loss, grad = sn.cross_entropy_and_grad(logits, targets)
     work = logits.copy()
     fused = kernels.cross_entropy_and_grad_inplace(work[None], targets[None])[0]
@@ -336,6 +337,29 @@ def test_stacked_stream_draws_what_task_sample_draws():
         sn.fast.stacked_stream(tasks, 8, rngs()[:2]).__next__()
     with pytest.raises(ValueError, match="the same number of classes"):
         sn.fast.stacked_stream([tasks[0], three[0]], 8, rngs()[:2]).__next__()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_two_class_kernel_equals_the_closed_form_over_the_whole_range(dtype):
+    # Closed forms in mpmath-free float64: loss log(1 + e^d), gradient +-sigma(d) / B,
+    # d = f_other - f_target, from 1e-30 confident to 1e4 wrong, both targets.
+    margins = np.array([-1e4, -700.0, -60.0, -20.0, -1.0, 0.0, 1e-3, 3.0, 40.0, 1e4])
+    targets = np.arange(margins.size) % 2
+    logits = np.zeros((1, margins.size, 2))
+    logits[0, np.arange(margins.size), 1 - targets] = margins
+    exact_loss = np.mean([math.log1p(math.exp(d)) if d < 30 else d + math.log1p(math.exp(-d))
+                          for d in margins])
+    sigma = np.array([1 / (1 + math.exp(-d)) if d > -700 else 0.0 for d in margins])
+    sigma[margins == -700.0] = math.exp(-700.0)
+    exact_grad = np.where(np.arange(2) == targets[:, None], -sigma[:, None], sigma[:, None])
+    work = logits.astype(dtype)
+    loss = kernels.cross_entropy_and_grad_inplace(work, targets[None])[0]
+    rtol = 1e-15 if dtype == np.float64 else 1e-6
+    assert loss == pytest.approx(exact_loss, rel=rtol, abs=0)
+    assert work.dtype == dtype
+    tiny = np.finfo(dtype).tiny  # e^-700 is below float32's range: 0 there
+    np.testing.assert_allclose(work[0], exact_grad / margins.size, rtol=8 * rtol,
+                               atol=tiny)
 
 
 def test_the_engine_keeps_the_dominant_term_to_relative_precision():
