@@ -162,7 +162,7 @@ def test_only_the_program_spares_its_exit_a_garbage_collection(tmp_path):
     assert int(done.stdout) > 10_000
 
 
-def test_the_work_is_split_to_balance_the_workers_longest_first():
+def test_the_work_is_split_to_balance_the_workers_each_shortest_first():
     """Each recipe's members in at most one ensemble per worker, as few as
     balance the workers' multiply-adds, each worker's shortest first; every
     member exactly once."""

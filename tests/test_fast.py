@@ -341,16 +341,17 @@ def test_stacked_stream_draws_what_task_sample_draws():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_the_two_class_kernel_equals_the_closed_form_over_the_whole_range(dtype):
-    # Closed forms in mpmath-free float64: loss log(1 + e^d), gradient +-sigma(d) / B,
-    # d = f_other - f_target, from 1e-30 confident to 1e4 wrong, both targets.
+    # Closed forms, each in its stable branch (Python floats): the loss log(1 + e^d)
+    # and the gradient +-sigma(d) / B, d = f_other - f_target, from a target 1e4
+    # ahead (sigma = e^-1e4 = 0) to 1e4 behind, both targets.
     margins = np.array([-1e4, -700.0, -60.0, -20.0, -1.0, 0.0, 1e-3, 3.0, 40.0, 1e4])
     targets = np.arange(margins.size) % 2
     logits = np.zeros((1, margins.size, 2))
     logits[0, np.arange(margins.size), 1 - targets] = margins
-    exact_loss = np.mean([math.log1p(math.exp(d)) if d < 30 else d + math.log1p(math.exp(-d))
+    exact_loss = np.mean([d + math.log1p(math.exp(-d)) if d > 0 else math.log1p(math.exp(d))
                           for d in margins])
-    sigma = np.array([1 / (1 + math.exp(-d)) if d > -700 else 0.0 for d in margins])
-    sigma[margins == -700.0] = math.exp(-700.0)
+    sigma = np.array([1 / (1 + math.exp(-d)) if d > 0 else math.exp(d) / (1 + math.exp(d))
+                      for d in margins])
     exact_grad = np.where(np.arange(2) == targets[:, None], -sigma[:, None], sigma[:, None])
     work = logits.astype(dtype)
     loss = kernels.cross_entropy_and_grad_inplace(work, targets[None])[0]
