@@ -39,7 +39,7 @@ same point minimises the NLL in :math:`\log T`.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,8 +47,8 @@ from ._validation import as_class_indices, as_float_array, check_scalar
 from .losses import nll_loss
 from .softmax import log_softmax, softmax
 
-__all__ = ["ScratchnetWarning", "fit_temperature", "temperature_nll",
-           "temperature_scale"]
+__all__ = ["ScratchnetWarning", "TemperatureChoice", "choose_temperature",
+           "fit_temperature", "temperature_nll", "temperature_scale"]
 
 
 class ScratchnetWarning(UserWarning):
@@ -216,24 +216,37 @@ def fit_temperature(logits: Any, targets: Any, *,
     """
     z = _logits(logits)
     t = _check_targets(targets, z)
-    low, high = _bounds(bounds)
+    temperature, at_bound = _minimise(z, t, *_bounds(bounds))
+    if at_bound:
+        warnings.warn(f"fit_temperature returned its bound {temperature:g}: "
+                      f"{at_bound}; the minimum lies beyond it (use more held-out "
+                      "data, or widen bounds)", ScratchnetWarning, stacklevel=2)
+    return temperature
+
+
+def _slope_and_curvature(z: np.ndarray, z_true: np.ndarray, beta: float) -> tuple:
+    """Per-row :math:`\\mathrm{NLL}'(\\beta)` terms and the mean curvature."""
+    q = softmax(beta * z, axis=1)
+    mean_z = (q * z).sum(axis=1)                                # E_q[z_j]
+    var_z = (q * (z - mean_z[:, None]) ** 2).sum(axis=1)        # Var_q[z_j]
+    return mean_z - z_true, float(var_z.mean())
+
+
+def _minimise(z: np.ndarray, t: np.ndarray, low: float, high: float) -> tuple:
+    """(T*, why it is a bound or "") by Newton's method in beta = 1/T."""
     z_true = z[np.arange(len(t)), t]
 
     def slope_and_curvature(beta: float) -> tuple:
-        q = softmax(beta * z, axis=1)
-        mean_z = (q * z).sum(axis=1)                            # E_q[z_j]
-        var_z = (q * (z - mean_z[:, None]) ** 2).sum(axis=1)    # Var_q[z_j]
-        return float((mean_z - z_true).mean()), float(var_z.mean())
+        rows, curvature = _slope_and_curvature(z, z_true, beta)
+        return float(rows.mean()), curvature
 
     b_lo, b_hi = 1.0 / high, 1.0 / low
     if slope_and_curvature(b_lo)[0] >= 0:       # rising already: T -> infinity
-        _warn_at_bound(f"the NLL still falls as T grows past T_max = {high:g} (the "
-                       "logits rank the right class no better than chance)", high)
-        return high
+        return high, (f"the NLL still falls as T grows past T_max = {high:g} (the "
+                      "logits rank the right class no better than chance)")
     if slope_and_curvature(b_hi)[0] <= 0:       # still falling: T -> 0
-        _warn_at_bound(f"the NLL still falls as T drops below T_min = {low:g} (the "
-                       "logits separate every class of these data)", low)
-        return low
+        return low, (f"the NLL still falls as T drops below T_min = {low:g} (the "
+                     "logits separate every class of these data)")
     beta = min(max(1.0, b_lo), b_hi)
     for _ in range(200):
         slope, curvature = slope_and_curvature(beta)
@@ -251,14 +264,118 @@ def fit_temperature(logits: Any, targets: Any, *,
             beta = new
             break
         beta = new
-    return 1.0 / beta
+    return 1.0 / beta, ""
 
 
-def _warn_at_bound(reason: str, bound: float) -> None:
-    """Say that the optimum lies beyond the search interval, and why."""
-    warnings.warn(f"fit_temperature returned its bound {bound:g}: {reason}; the "
-                  "minimum lies beyond it (use more held-out data, or widen bounds)",
-                  ScratchnetWarning, stacklevel=3)
+class TemperatureChoice(NamedTuple):
+    r"""The temperature to apply, the one fitted, and why they differ.
+
+    Returned by :func:`choose_temperature`.
+
+    Parameters
+    ----------
+    temperature : float
+        What to divide the logits by: ``fitted``, or 1 where ``kept`` says why.
+    fitted : float
+        The minimiser of the held-out NLL on the search interval.
+    kept : str
+        Empty when the fit is applied; otherwise the reason :math:`T = 1`
+        is kept, a sentence for a table or a warning.
+
+    Examples
+    --------
+    >>> from scratchnet.temperature import TemperatureChoice
+    >>> TemperatureChoice(1.0, 0.01, "at its bound").kept
+    'at its bound'
+    """
+
+    temperature: float
+    fitted: float
+    kept: str
+
+
+def choose_temperature(logits: Any, targets: Any, *,
+                       bounds: tuple[float, float] = (1e-2, 1e2),
+                       z: float = 2.0) -> TemperatureChoice:
+    r"""Temperature scaling's one policy: apply the fit only where the data can tell.
+
+    :func:`fit_temperature` returns the minimiser of the held-out NLL; this
+    function decides whether to *use* it.  It keeps :math:`T = 1` where
+
+    * the fit ended at a bound of its search (a validation set that the
+      network separates perfectly drives :math:`T 	o 0`, a hundredfold
+      sharpening at the default bound), or
+    * the held-out set is too small to tell the fitted :math:`T` from 1:
+      :math:`|1/T^st - 1|` is at most ``z`` standard errors of
+      :math:`eta^st = 1/T^st`.
+
+    Parameters
+    ----------
+    logits : array_like, shape (n, M)
+        Finite held-out logits (or log-probabilities).
+    targets : array_like of int, shape (n,)
+        Their classes, in ``[0, M)``.
+    bounds : (float, float), default (0.01, 100)
+        The search interval of :func:`fit_temperature`.
+    z : float, default 2.0
+        Standard errors the fitted :math:`1/T` must lie from 1 (about a
+        two-sided 5 % test); 0 applies every fit inside the bounds.
+
+    Returns
+    -------
+    TemperatureChoice
+        ``(temperature, fitted, kept)``.
+
+    Notes
+    -----
+    :math:`eta^st` solves :math:`rac1n \sum_j g_j(eta) = 0` with
+    :math:`g_j(eta) = \mathbb{E}_{q_eta}[z_j] - z_{j c_j}`, the derivative
+    of sample :math:`j`'s loss; as for any such M-estimator its standard
+    error is the robust ("sandwich") one,
+
+    .. math::
+
+        \operatorname{se}(eta^st) = rac{\sqrt{rac1n \sum_j g_j^2 / n}}
+            {rac1n \sum_j \operatorname{Var}_{q_eta}[z_j]} ,
+
+    which stays honest when a few misclassified samples carry the fit: a
+    network with one error on 145 validation digits
+    (``NetworkClassifier(random_state=1)``) fits :math:`T = 0.44`,
+    :math:`1/T = 2.3 \pm 0.9`, which applied would raise its test NLL from
+    0.110 to 0.162.
+
+    Examples
+    --------
+    Forty rows with the same logits, thirty right: the softmax of
+    :math:`(2 / T, 0)` should give 3/4, so :math:`T^st = 2 / \log 3`, well
+    away from 1 for forty samples.  Four rows cannot say as much:
+
+    >>> import scratchnet as sn
+    >>> z = [[2.0, 0.0]] * 40
+    >>> choice = sn.temperature.choose_temperature(z, [0] * 30 + [1] * 10)
+    >>> print(f"{choice.temperature:.4f}", choice.kept == "")
+    1.8205 True
+    >>> choice = sn.temperature.choose_temperature(z[:4], [0, 0, 0, 1])
+    >>> print(f"{choice.temperature:g} {choice.fitted:.4f}"); print(choice.kept)
+    1 1.8205
+    the 4 held-out samples cannot tell T = 1.82 from 1 (1/T = 0.55 +- 0.58)
+    """
+    logits_ = _logits(logits)
+    t = _check_targets(targets, logits_)
+    z = check_scalar(z, "z", low=0.0, high=np.inf, high_inclusive=False)
+    fitted, at_bound = _minimise(logits_, t, *_bounds(bounds))
+    if at_bound:
+        return TemperatureChoice(1.0, fitted, f"the fit ended at its bound "
+                                 f"T = {fitted:g}: {at_bound}")
+    beta = 1.0 / fitted
+    rows, curvature = _slope_and_curvature(
+        logits_, logits_[np.arange(len(t)), t], beta)
+    se = float(np.sqrt(np.mean(rows**2) / len(t)) / curvature)
+    if abs(beta - 1.0) <= z * se:
+        return TemperatureChoice(1.0, fitted, f"the {len(t)} held-out samples cannot "
+                                 f"tell T = {fitted:.3g} from 1 (1/T = {beta:.2f} "
+                                 f"+- {se:.2f})")
+    return TemperatureChoice(fitted, fitted, "")
 
 
 def _bounds(bounds: Any) -> tuple[float, float]:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..metrics import expected_calibration_error
 from .cli import OneLineParser, non_negative, out_dir, positive
-from .digits import DigitsResult, DigitsSettings, run_digits
+from .digits import DigitsResult, DigitsSettings, describe_shrinkage, run_digits
 from .pool import cpu_count
 from .real import BUNDLED, REAL_SETTINGS, run_real
 
@@ -33,16 +33,62 @@ _DEFAULTS = {"digits": DigitsSettings(), "real": REAL_SETTINGS}
 
 
 def _spread(values: Any, digits: int = 4) -> str:
-    """``median [min, max]`` of several values, or the one value."""
+    """``mean ± sd`` of several values (sd with divisor n - 1), or the one value."""
     v = np.atleast_1d(np.asarray(values, dtype=float))
     if v.size == 1:
         return f"{v[0]:.{digits}f}"
-    return (f"{np.median(v):.{digits}f} [{v.min():.{digits}f}, "
-            f"{v.max():.{digits}f}]")
+    return f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}"
+
+
+def _range(first: int, count: int) -> str:
+    """"seed 3" or "seeds 0..4"."""
+    return f"{first}" if count == 1 else f"{first}..{first + count - 1}"
+
+
+def _synthetic_lines(result: DigitsResult) -> list:
+    """The semi-synthetic table, each row with its own draws' Bayes numbers."""
+    s, name, task = result.settings, result.name, result.fitted.task
+    dim, m = task.dim, task.num_classes
+    lines = [f"Semi-synthetic: Gaussian classes fitted to {name} on "
+             f"{dim} principal components of its {result.features} features "
+             f"({describe_shrinkage(result.fitted, s.shrinkage)}); networks "
+             f"{dim}-{s.hidden}-{s.hidden}-{m}, Adam lr {s.lr:g}, batch "
+             f"{s.batch_size}, up to {s.steps:,} steps, each ending at its lowest "
+             "NLL on its own ceil(n/3) validation draws (measured once an epoch); "
+             f"seeds {_range(s.seed, s.seeds)}; mean ± sd over seeds; every row "
+             f"measured on its own {s.eval_samples:,} fresh draws, with their Bayes "
+             "loss H(C|X) and Bayes accuracy.", "",
+             "| n | Bayes loss | Bayes accuracy | selected step | expected KL (nats), "
+             "selected step | at the last step | accuracy, selected step |",
+             "|---|---|---|---|---|---|---|"]
+    above = []
+    for out in result.synthetic:
+        bayes = out["bayes_accuracy"]
+        se = float(np.sqrt(bayes * (1 - bayes) / s.eval_samples))
+        flag = ""
+        if np.max(out["accuracy"]) > bayes + se:
+            flag = " (!)"
+            above.append(f"n = {out['n']:,}: a network's accuracy "
+                         f"{np.max(out['accuracy']):.4f} is above this row's Bayes "
+                         f"accuracy {bayes:.4f} by more than its standard error "
+                         f"{se:.4f}: chance on {s.eval_samples:,} draws, or a bug")
+        lines.append(f"| {out['n']:,} | {out['bayes_loss']:.4f} | {bayes:.4f} | "
+                     f"{_spread(out['best_step'], 0)} | "
+                     f"{_spread(out['kl_selected'])} | "
+                     f"{_spread(out['kl'][-1])} | "
+                     f"{_spread(out['accuracy'])}{flag} |")
+    return lines + [f"\nFlag (!): {line}." for line in above]
+
+
+def _temperature_cell(applied: Any, kept: list) -> str:
+    """The temperatures applied, and how many were kept at 1."""
+    count = sum(bool(k) for k in kept)
+    cell = _spread(applied, 3)
+    return cell + (f" (kept at 1: {count} of {len(kept)})" if count else "")
 
 
 def digits_table(result: DigitsResult) -> str:
-    """The measured numbers as Markdown: median [min, max] over seeds.
+    """The measured numbers as Markdown: mean ± sd over networks (and splits).
 
     Parameters
     ----------
@@ -51,10 +97,14 @@ def digits_table(result: DigitsResult) -> str:
     Returns
     -------
     str
-        Two tables: the semi-synthetic expected KL and accuracy at each n
-        (final step), and the test NLL, ECE and accuracy of the network and
-        of the fitted model before and after temperature scaling, with the
-        mean KL from the fitted posterior to the network.
+        Two tables: the semi-synthetic expected KL and accuracy at each n (at
+        the step each network selected on its validation draws, and at the
+        last step), beside that row's Bayes loss and accuracy; and the test
+        NLL, ECE and accuracy of a constant prediction, of the networks at
+        their last and at their selected step, before and after temperature
+        scaling, and of the fitted model, with the mean KL from the fitted
+        posterior to the networks.  Notes follow: temperatures kept at 1,
+        networks no better than the constant prediction, rows above Bayes.
 
     Examples
     --------
@@ -66,45 +116,52 @@ def digits_table(result: DigitsResult) -> str:
     True
     """
     s, real, name = result.settings, result.real, result.name
-    seeds = (f"seeds {s.seed}..{s.seed + s.seeds - 1}" if s.seeds > 1
-             else f"seed {s.seed}")
-    first = result.synthetic[0] if result.synthetic else None
-    task, inputs = result.fitted.task, result.fitted.pca.mean.shape[-1]
-    dim, m = task.dim, task.num_classes
-    lines = [f"Semi-synthetic: {dim}-D Gaussian classes fitted to {name} "
-             f"(shrinkage {result.fitted.shrinkage:g}); networks {dim}-{s.hidden}-"
-             f"{s.hidden}-{m}, Adam lr {s.lr:g}, batch {s.batch_size}, {s.steps:,} "
-             f"steps, {seeds}; median [min, max] over seeds, on "
-             f"{s.eval_samples:,} fresh draws.", ""]
-    if first is not None:
-        lines += [f"Bayes loss H(C|X) {first['bayes_loss']:.4f} nats, Bayes accuracy "
-                  f"{first['bayes_accuracy']:.4f} (same draws).", "",
-                  "| n | expected KL (nats), final | lowest over snapshots | "
-                  "accuracy |", "|---|---|---|---|"]
-        lines += [f"| {out['n']:,} | {_spread(out['kl'][-1])} | "
-                  f"{_spread(out['kl'].min(axis=0))} | {_spread(out['accuracy'])} |"
-                  for out in result.synthetic]
-    scores = real["scores"]
-    rows = [("network", "network, T=1"), ("network, T", "network, temperature T"),
-            ("generative", "fitted model, T=1"),
-            ("generative, T", "fitted model, temperature T")]
+    task, inputs = result.fitted.task, result.features
+    m, splits = task.num_classes, len(result.fitted_all)
+    lines = _synthetic_lines(result) if result.synthetic else []
+    scores, networks = real["scores"], len(real["best_step"])
     what = "images" if name == "digits" else "samples"
-    lines += ["", f"Real {name}, test split ({len(real['test_targets'])} {what}); "
-              f"networks {inputs}-{s.hidden}-{s.hidden}-{m} on the training split; T "
-              "fitted on the validation split.", "",
-              "| model | T | test NLL (nats) | ECE | accuracy |",
-              "|---|---|---|---|---|"]
-    temps = {"network": 1.0, "network, T": real["temperatures"], "generative": 1.0,
-             "generative, T": real["generative_temperature"]}
-    for key, label in rows:
-        values = scores[key] if isinstance(scores[key], list) else [scores[key]]
-        lines.append(f"| {label} | {_spread(temps[key], 3)} | "
-                     + " | ".join(_spread([v[m] for v in values])
-                                  for m in ("nll", "ece", "accuracy")) + " |")
+    lines += ["", f"Real {name}: {splits} stratified 60/20/20 split(s) (split seeds "
+              f"{_range(0, splits)}), {s.seeds} network(s) on each (seeds "
+              f"{_range(s.seed, s.seeds)}): mean ± sd over the {networks} networks "
+              f"(the fitted model and the constant: over the {splits} split(s)); "
+              f"test split {real['test_size']} {what}, validation split "
+              f"{real['validation_size']}.  Networks {inputs}-{s.hidden}-{s.hidden}-"
+              f"{m}, Adam lr {s.lr:g}, batch {s.batch_size}, {s.steps:,} steps, "
+              "measured on the validation split once an epoch; each is reported at "
+              "its last step and at the step of its lowest validation NLL (early "
+              "stopping).  T is fitted on the validation split and applied only "
+              "where it is inside the search bounds and the split tells it from 1 "
+              "(two standard errors).", "",
+              "| model | step | T | test NLL (nats) | ECE | accuracy |",
+              "|---|---|---|---|---|---|"]
+    net_t = _temperature_cell(real["temperatures"], real["kept"])
+    gen_t = _temperature_cell(real["generative_temperature"], real["generative_kept"])
+    rows = [("constant", "constant (training class frequencies)", "-", "-"),
+            ("network, last step", "network, last step", f"{s.steps:,}", "1"),
+            ("network", "network, selected step", _spread(real["best_step"], 0), "1"),
+            ("network, T", "network, selected step, temperature T",
+             _spread(real["best_step"], 0), net_t),
+            ("generative", "fitted model, T=1", "-", "1"),
+            ("generative, T", "fitted model, temperature T", "-", gen_t)]
+    for key, label, step, temperature in rows:
+        lines.append(f"| {label} | {step} | {temperature} | "
+                     + " | ".join(_spread([v[k] for v in scores[key]])
+                                  for k in ("nll", "ece", "accuracy")) + " |")
+    both = ~np.isnan(real["kl_to_fitted_T"])
+    after = (f"{_spread(real['kl_to_fitted_T'][both])} after scaling both (the "
+             f"{int(both.sum())} of {networks} networks whose temperature and whose "
+             "split's fitted-model temperature are both applied)" if both.any() else
+             "not reported after scaling (no network has both temperatures applied)")
     lines += ["", "Mean KL(fitted posterior || network) on the test split: "
-              f"{_spread(real['kl_to_fitted'])} nats at T = 1, "
-              f"{_spread(real['kl_to_fitted_T'])} after scaling both."]
+              f"{_spread(real['kl_to_fitted'])} nats at T = 1; {after}."]
+    constant = np.mean([v["nll"] for v in scores["constant"]])
+    worse = [k for k in ("network", "network, T", "network, last step")
+             if np.mean([v["nll"] for v in scores[k]]) > constant]
     lines += [f"\nNote: {note}." for note in real.get("temperature_notes", [])]
+    lines += [f"\nNote: {k}: its mean test NLL is above the constant prediction's "
+              f"({constant:.4f}): no better than knowing the class frequencies."
+              for k in worse]
     return "\n".join(lines)
 
 
@@ -160,7 +217,9 @@ def write_digits(result: DigitsResult, out: Path, format: str = "png") -> list[P
     if result.synthetic:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
         sizes = [o["n"] for o in result.synthetic]
-        plot_kl_against_n(sizes, [o["kl"][-1] for o in result.synthetic], ax=axes[0])
+        plot_kl_against_n(sizes, [o["kl_selected"] for o in result.synthetic],
+                          ax=axes[0])
+        axes[0].set_title(f"semi-synthetic {name}: at each network's selected step")
         plot_kl_against_steps(result.synthetic[0]["steps"], sizes,
                               [o["kl"] for o in result.synthetic], ax=axes[1])
         fig.suptitle(f"{name}: networks trained on samples of the fitted model, "
@@ -172,7 +231,7 @@ def write_digits(result: DigitsResult, out: Path, format: str = "png") -> list[P
               "generative": "fitted model, T = 1",
               "generative, T": "fitted model, T = {t:.2f}"}
     temps = {"network, T": real["temperatures"][0],
-             "generative, T": real["generative_temperature"]}
+             "generative, T": real["generative_temperature"][0]}
     legend: dict = {}
     for ax, (key, probs) in zip(axes.flat, real["probabilities"].items()):
         plot_reliability_diagram(probs, real["test_targets"], ax=ax)
@@ -188,9 +247,14 @@ def write_digits(result: DigitsResult, out: Path, format: str = "png") -> list[P
                  "model,\nbefore and after temperature scaling")
     save(fig, f"{name}_reliability")
     gen = real["scores"]["generative"]
-    axes = plot_calibration_over_training(real["steps"], real["nll"], real["ece"],
-                                          reference=(gen["nll"], gen["ece"]))
-    axes[0].figure.suptitle(f"{name}: the network's test NLL and ECE over training")
+    axes = plot_calibration_over_training(
+        real["steps"], real["nll"], real["ece"],
+        reference=(np.mean([g["nll"] for g in gen]), np.mean([g["ece"] for g in gen])))
+    for ax in axes:
+        ax.axvline(np.median(real["best_step"]), color="0.4", ls=":", lw=1,
+                   label="median selected step")
+    axes[0].figure.suptitle(f"{name}: the networks' test NLL and ECE over training "
+                            "(median and range)")
     save(axes[0].figure, f"{name}_training")
     paths.append(out / f"{name}.md")
     paths[-1].write_text(digits_table(result) + "\n")
@@ -205,12 +269,15 @@ def write_digits(result: DigitsResult, out: Path, format: str = "png") -> list[P
     paths.append(out / f"{name}_real.csv")
     with paths[-1].open("w", newline="") as f:
         rows = csv.writer(f)
-        rows.writerow(["seed", "step", "test_nll", "test_ece", "test_accuracy"])
+        rows.writerow(["split", "seed", "step", "test_nll", "test_ece",
+                       "test_accuracy", "selected_step"])
+        seeds = result.settings.seeds
         for t, step in enumerate(real["steps"]):
-            rows.writerows([result.settings.seed + s, int(step),
+            rows.writerows([s // seeds, result.settings.seed + s % seeds, int(step),
                             f"{real['nll'][t, s]:.6g}", f"{real['ece'][t, s]:.6g}",
-                            f"{real['accuracy'][t, s]:.6g}"]
-                           for s in range(result.settings.seeds))
+                            f"{real['accuracy'][t, s]:.6g}",
+                            int(real["best_step"][s])]
+                           for s in range(len(real["best_step"])))
     return paths
 
 
