@@ -24,7 +24,7 @@ from ..metrics import expected_calibration_error
 from .cli import OneLineParser, non_negative, out_dir, positive
 from .digits import DigitsResult, DigitsSettings, describe_shrinkage, run_digits
 from .pool import cpu_count
-from .real import BUNDLED, REAL_SETTINGS, run_real
+from .real import BUNDLED, REAL_SETTINGS, SCALINGS, run_real
 
 __all__ = ["build_parser", "digits_table", "main", "real_main", "write_digits"]
 
@@ -310,7 +310,7 @@ def build_parser(command: str = "digits") -> argparse.ArgumentParser:
     Parameters
     ----------
     command : {"digits", "real"}, default "digits"
-        ``real`` adds ``--dataset``, ``--target`` and ``--no-standardize``.
+        ``real`` adds ``--dataset``, ``--target`` and ``--standardize``.
 
     Returns
     -------
@@ -346,11 +346,14 @@ def build_parser(command: str = "digits") -> argparse.ArgumentParser:
                             "features and one column of labels")
         parser.add_argument("--target", default=None, metavar="COLUMN",
                             help="the CSV file's label column (default: the last)")
+        parser.add_argument("--standardize", choices=SCALINGS, default="auto",
+                            help="centre and scale each feature on the training "
+                            "split (shrinkage depends on the scales); auto "
+                            "(default): whichever gives the fitted model the lower "
+                            "validation NLL on the first split, said on stderr")
         parser.add_argument("--no-standardize", dest="standardize",
-                            action="store_false",
-                            help="keep the features' scales (by default each is "
-                            "centred and scaled on the training split: shrinkage "
-                            "depends on the scales)")
+                            action="store_const", const="no",
+                            help="the same as --standardize no")
     parser.add_argument("--out", type=out_dir, default=Path(f"scratchnet-{command}"),
                         help="directory for figures and tables "
                         f"(default: scratchnet-{command})")
@@ -363,8 +366,13 @@ def build_parser(command: str = "digits") -> argparse.ArgumentParser:
                         help=f"networks per setting (default: {d.seeds})")
     parser.add_argument("--seed", type=non_negative, default=d.seed,
                         help="the first seed (default: 0)")
+    parser.add_argument("--splits", type=positive, default=d.splits,
+                        help="stratified 60/20/20 splits, split seeds 0..K-1, "
+                        f"--seeds networks on each (default: {d.splits})")
     parser.add_argument("--dim", type=positive, default=d.dim,
-                        help=f"PCA dimensions of the fitted model (default: {d.dim})")
+                        help="PCA dimensions of the fitted model (default: "
+                        f"{'every feature' if d.dim is None else d.dim}; at most "
+                        "the number of features)")
     parser.add_argument("--shrinkage", type=_fraction, default=None,
                         help="covariance shrinkage in [0, 1] (default: chosen on "
                         "the validation split)")
@@ -434,7 +442,8 @@ def main(argv: Optional[Sequence[str]] = None, command: str = "digits") -> int:
     try:
         settings = replace(_DEFAULTS[command], sizes=args.sizes, steps=args.steps,
                            seeds=args.seeds, seed=args.seed, dim=args.dim,
-                           shrinkage=args.shrinkage, hidden=args.hidden)
+                           shrinkage=args.shrinkage, hidden=args.hidden,
+                           splits=args.splits)
     except ValueError as exc:          # --dim above 64
         parser.error(f"--{str(exc).split()[0]}: {exc}")
 
@@ -447,9 +456,10 @@ def main(argv: Optional[Sequence[str]] = None, command: str = "digits") -> int:
         if command == "digits":
             result = run_digits(settings, jobs=jobs, progress=say)
         else:
-            say(f"real: {args.dataset}, standardised: {args.standardize}")
+            say(f"real: {args.dataset}, standardize: {args.standardize}")
+            scale = {"auto": "auto", "yes": True, "no": False}[args.standardize]
             result = run_real(args.dataset, settings, target=args.target,
-                              scale=args.standardize, jobs=jobs, progress=say)[0]
+                              scale=scale, jobs=jobs, progress=say)[0]
         paths = write_digits(result, args.out, args.format)
     except (OSError, ValueError, ImportError, FloatingPointError,
             BrokenProcessPool) as exc:

@@ -13,13 +13,16 @@ temperature scaling?  This module gives it any data set
   column of labels (``--target``, the last by default; any strings) and
   numeric features;
 * labels encoded as :math:`0 .. M-1` in sorted order (``classes``);
-* a stratified 60 / 20 / 20 split into train, validation and test
-  (:func:`scratchnet.datasets.stratified_split`);
+* repeated stratified 60 / 20 / 20 splits into train, validation and test
+  (:func:`scratchnet.datasets.stratified_split`, split seeds 0, 1, ...);
 * a standardisation step: each feature centred and divided by its standard
   deviation *on the training split*.  Shrinkage toward
   :math:`(\operatorname{tr} S / D)\, I` mixes the features' variances, so
   without it a feature measured in thousands (wine's proline) dominates
-  every shrunk covariance.
+  every shrunk covariance; but scaled to unit variance, the digits' nearly
+  blank border pixels turn rare ink into large deviations.  By default
+  (``"auto"``) the study fits the generative model both ways on the first
+  split and keeps the one with the lower validation NLL, and says so.
 """
 
 from __future__ import annotations
@@ -31,16 +34,18 @@ from typing import Any, Callable, NamedTuple, Optional
 import numpy as np
 
 from ..datasets import INSTALL_HINT, Dataset, Splits, stratified_split
-from .digits import DigitsSettings, run_digits
+from .digits import DigitsSettings, fit_generative, run_digits
 
-__all__ = ["BUNDLED", "MIN_PER_CLASS", "REAL_SETTINGS", "Table", "load_table",
-           "read_csv", "run_real", "standardize"]
+__all__ = ["BUNDLED", "MIN_PER_CLASS", "REAL_SETTINGS", "SCALINGS", "Table",
+           "choose_scaling", "load_table", "read_csv", "run_real", "standardize"]
 
 BUNDLED = ("digits", "iris", "wine", "breast_cancer")  #: scikit-learn's, no download
 MIN_PER_CLASS = 5  #: samples of each class the three-way split needs
-#: ``python -m scratchnet real``'s defaults: the digits study's with 3 seeds, so
-#: that wine or breast_cancer take under a minute on 2 shared cores
-REAL_SETTINGS = DigitsSettings(seeds=3)
+#: ``python -m scratchnet real``'s defaults: the digits study's with 3 seeds on
+#: each of 5 splits (15 networks, so that every number has a spread), the
+#: fitted model on every feature
+REAL_SETTINGS = DigitsSettings(seeds=3, splits=5, dim=None)
+SCALINGS = ("auto", "yes", "no")  #: ``--standardize``
 
 
 class Table(NamedTuple):
@@ -105,16 +110,24 @@ def read_csv(path: Any, target: Optional[str] = None) -> tuple:
     ([[120.0, 0.2], [150.0, 0.9]], ['apple', 'pear'], ['weight', 'colour'])
     """
     path = Path(path)
-    with path.open(newline="") as f:
-        rows = [row for row in csv.reader(f) if any(cell.strip() for cell in row)]
+    if not path.is_file():
+        raise ValueError(f"--dataset {str(path)!r}: no such file (give the path of a "
+                         f"CSV file, or one of {', '.join(BUNDLED)})")
+    text = path.read_text(encoding="utf-8-sig")          # Excel's UTF-8 BOM, if any
+    rows = [row for row in csv.reader(text.splitlines(), delimiter=_delimiter(text))
+            if any(cell.strip() for cell in row)]
     if len(rows) < 2:
         raise ValueError(f"{path} must have a header row and at least one row of "
                          f"data; got {len(rows)} row(s)")
+    rows = _without_empty_trailing_columns(rows)
     header = [name.strip() for name in rows[0]]
     target = header[-1] if target is None else target
     if target not in header:
         raise ValueError(f"--target {target!r} is not a column of {path}; its "
                          f"columns are {', '.join(map(repr, header))}")
+    if len(header) < 2:
+        raise ValueError(f"{path} has only the label column {target!r}: the study "
+                         "needs at least one numeric feature column beside it")
     bad = next((i for i, row in enumerate(rows) if len(row) != len(header)), None)
     if bad is not None:
         raise ValueError(f"{path}, line {bad + 1}: {len(rows[bad])} fields where the "
@@ -122,6 +135,11 @@ def read_csv(path: Any, target: Optional[str] = None) -> tuple:
     k = header.index(target)
     cells = np.array(rows[1:], dtype=str)
     labels = np.char.strip(cells[:, k])
+    if not np.all(labels != ""):
+        line = int(np.argmax(labels == "")) + 2
+        raise ValueError(f"{path}, line {line}: the label (column {target!r}) is "
+                         "empty; every row needs a class (drop the row, or fill it "
+                         "in)")
     features = header[:k] + header[k + 1:]
     text = np.delete(cells, k, axis=1)
     try:
@@ -130,11 +148,31 @@ def read_csv(path: Any, target: Optional[str] = None) -> tuple:
         x = None
     if x is None or not np.isfinite(x).all():
         line, col = _first_bad_cell(text)
+        cell = str(text[line, col])
+        hint = (" (a decimal comma? write numbers with a point)"
+                if "," in cell and cell.replace(",", "").strip().isdigit() else "")
         raise ValueError(f"{path}, line {line + 2}, column {features[col]!r}: "
-                         f"{str(text[line, col])!r} is not a finite number; every "
+                         f"{cell!r} is not a finite number{hint}; every "
                          f"column but the target ({target!r}) must be numeric (encode "
                          "categories as numbers, fill or drop missing values)")
     return x, labels, features
+
+
+def _delimiter(text: str) -> str:
+    """``,``; or ``;`` or a tab where the header has them and no comma."""
+    header = text.split("\n", 1)[0]
+    if "," in header:
+        return ","
+    return next((d for d in (";", "\t") if d in header), ",")
+
+
+def _without_empty_trailing_columns(rows: list) -> list:
+    """Drop the nameless, empty last columns a trailing comma (Excel) leaves."""
+    width = len(rows[0])
+    while width > 1 and not rows[0][width - 1].strip() and all(
+            len(row) < width or not row[width - 1].strip() for row in rows):
+        width -= 1
+    return [row[:width] for row in rows] if width < len(rows[0]) else rows
 
 
 def _first_bad_cell(text: np.ndarray) -> tuple:
@@ -196,10 +234,13 @@ def load_table(source: Any, target: Optional[str] = None, *, seed: int = 0
     """
     name = str(source)
     if name in BUNDLED:
+        if target is not None:
+            raise ValueError(f"--target {target!r} applies to a CSV file; {name} is "
+                             "bundled with its own labels (drop --target)")
         x, labels, features = _bundled(name)
     else:
         path = Path(source)
-        if path.suffix.lower() != ".csv" or not path.is_file():
+        if path.is_file() and path.suffix.lower() != ".csv":
             raise ValueError(f"--dataset must be one of {', '.join(BUNDLED)} or the "
                              f"path of a .csv file; got {name!r}")
         x, labels, features = read_csv(path, target)
@@ -207,11 +248,18 @@ def load_table(source: Any, target: Optional[str] = None, *, seed: int = 0
     classes, codes, counts = np.unique(labels, return_inverse=True,
                                        return_counts=True)
     if len(classes) < 2:
-        raise ValueError(f"{name} has one class, {classes[0]!r}: there is nothing "
-                         "to classify")
+        raise ValueError(f"{name} has one class, {str(classes[0])!r}: there is "
+                         "nothing to classify")
+    column = "the labels" if target is None else f"--target {target!r}"
+    if len(classes) > len(labels) / 2 and len(classes) > 10:
+        shown = ", ".join(repr(str(c)) for c in classes[:3])
+        raise ValueError(f"{column} of {name} has {len(classes)} distinct values in "
+                         f"{len(labels)} rows ({shown}, ...): it looks like a "
+                         "continuous quantity, and the study classifies; choose a "
+                         "column of class labels with --target (or bin the values)")
     if counts.min() < MIN_PER_CLASS:
         few = int(np.argmin(counts))
-        raise ValueError(f"class {classes[few]!r} of {name} has {counts[few]} "
+        raise ValueError(f"class {str(classes[few])!r} of {name} has {counts[few]} "
                          f"sample(s); the study needs at least {MIN_PER_CLASS} of "
                          "each class (split into train, validation and test)")
     parts = stratified_split(codes, (0.6, 0.2, 0.2), rng=seed)
@@ -247,8 +295,45 @@ def standardize(splits: Splits) -> Splits:
     return Splits(*(Dataset((x - mean) / scale, c) for x, c in splits))
 
 
+def choose_scaling(tables: list, dim: Optional[int], shrinkage: Optional[float]
+                   ) -> tuple:
+    """Standardise or not: the fitted model's lower validation NLL on the first split.
+
+    Parameters
+    ----------
+    tables : list of Splits
+        The splits, not standardised.
+    dim : int or None
+        PCA dimensions (None: every feature).
+    shrinkage : float or None
+        As :func:`scratchnet.experiments.digits.fit_generative` takes it.
+
+    Returns
+    -------
+    (bool, str)
+        Whether to standardise, and a sentence with both validation NLLs.
+
+    Examples
+    --------
+    >>> from scratchnet.experiments.real import choose_scaling, load_table
+    >>> choose_scaling([load_table("wine").splits], None, None)[0]
+    True
+    """
+    first = tables[0]
+    features = first.train.x.shape[1]
+    dim = features if dim is None else min(dim, features)
+    nll = {}
+    for scaled in (True, False):
+        model = fit_generative(standardize(first) if scaled else first, dim, shrinkage)
+        nll[scaled] = model.validation_nll[model.shrinkage]
+    keep = nll[True] <= nll[False]
+    return keep, (f"{'' if keep else 'not '}standardised: the fitted model's "
+                  f"validation NLL is {nll[True]:.3f} standardised and "
+                  f"{nll[False]:.3f} not")
+
+
 def run_real(source: Any, settings: Optional[DigitsSettings] = None, *,
-             target: Optional[str] = None, scale: bool = True, jobs: int = 1,
+             target: Optional[str] = None, scale: Any = "auto", jobs: int = 1,
              progress: Optional[Callable[[str], None]] = None) -> tuple:
     """The semi-synthetic and the real-data study on any data set.
 
@@ -258,11 +343,13 @@ def run_real(source: Any, settings: Optional[DigitsSettings] = None, *,
         As :func:`load_table` takes it.
     settings : DigitsSettings, optional
         The study's settings (default: :data:`REAL_SETTINGS`; ``dim`` is
-        capped at the number of features).
+        capped at the number of features); ``settings.splits`` stratified
+        splits with seeds ``0, 1, ...``.
     target : str, optional
         A CSV file's label column.
-    scale : bool, default True
-        Standardise the features (:func:`standardize`).
+    scale : {"auto", True, False}, default "auto"
+        Standardise the features (:func:`standardize`), or not; ``"auto"``:
+        :func:`choose_scaling`.
     jobs : int, default 1
         Worker processes.
     progress : callable, optional
@@ -271,19 +358,27 @@ def run_real(source: Any, settings: Optional[DigitsSettings] = None, *,
     Returns
     -------
     (DigitsResult, Table)
+        The table of the first split.
 
     Examples
     --------
     >>> from scratchnet.experiments.digits import DigitsSettings
     >>> from scratchnet.experiments.real import run_real
     >>> result, table = run_real("iris", DigitsSettings(sizes=(50,), steps=20,
-    ...                                                 seeds=2, hidden=8))
+    ...                                                 seeds=2, hidden=8, splits=2))
     >>> result.name, result.fitted.task.dim, result.real["test_logits"].shape
-    ('iris', 4, (2, 30, 3))
+    ('iris', 4, (4, 30, 3))
     """
     settings = REAL_SETTINGS if settings is None else settings
-    table = load_table(source, target, seed=settings.seed)
-    splits = standardize(table.splits) if scale else table.splits
+    say = progress or (lambda message: None)
+    tables = [load_table(source, target, seed=k) for k in range(settings.splits)]
+    raw = [table.splits for table in tables]
+    if scale == "auto":
+        scale, why = choose_scaling(raw, settings.dim, settings.shrinkage)
+        say(f"{tables[0].name}: {why}")
+    elif scale not in (True, False):
+        raise ValueError(f"scale must be 'auto', True or False; got {scale!r}")
+    splits = [standardize(split) for split in raw] if scale else raw
     result = run_digits(settings, jobs=jobs, progress=progress, data=splits,
-                        name=table.name)
-    return result, table
+                        name=tables[0].name)
+    return result, tables[0]
