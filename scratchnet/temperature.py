@@ -295,7 +295,7 @@ class TemperatureChoice(NamedTuple):
 
 
 def choose_temperature(logits: Any, targets: Any, *,
-                       bounds: tuple[float, float] = (1e-2, 1e2),
+                       bounds: tuple[float, float] = (0.25, 1e2),
                        z: float = 2.0) -> TemperatureChoice:
     r"""Temperature scaling's one policy: apply the fit only where the data can tell.
 
@@ -315,11 +315,18 @@ def choose_temperature(logits: Any, targets: Any, *,
         Finite held-out logits (or log-probabilities).
     targets : array_like of int, shape (n,)
         Their classes, in ``[0, M)``.
-    bounds : (float, float), default (0.01, 100)
-        The search interval of :func:`fit_temperature`.
+    bounds : (float, float), default (0.25, 100)
+        The search interval of :func:`fit_temperature`.  Sharpening is
+        bounded at four times by default: a fit that wants more says that
+        the held-out set holds almost no errors, and so cannot say how
+        confident the network should be on the errors it makes elsewhere (a
+        network on breast_cancer right on all but one of 115 validation
+        samples fits :math:`T = 0.041`; sharpened 24 times, its test NLL
+        rose from 0.19 to 3.85).
     z : float, default 2.0
         Standard errors the fitted :math:`1/T` must lie from 1 (about a
-        two-sided 5 % test); 0 applies every fit inside the bounds.
+        two-sided 5 % test); 0 applies every fit inside the bounds (and
+        skips the check on halves).
 
     Returns
     -------
@@ -342,7 +349,8 @@ def choose_temperature(logits: Any, targets: Any, *,
     network with one error on 145 validation digits
     (``NetworkClassifier(random_state=1)``) fits :math:`T = 0.44`,
     :math:`1/T = 2.3 \pm 0.9`, which applied would raise its test NLL from
-    0.110 to 0.162.
+    0.110 to 0.162.  The standard error itself comes from the few samples
+    that carry such a fit, so the check on halves backs it.
 
     Examples
     --------
@@ -375,6 +383,18 @@ def choose_temperature(logits: Any, targets: Any, *,
         return TemperatureChoice(1.0, fitted, f"the {len(t)} held-out samples cannot "
                                  f"tell T = {fitted:.3g} from 1 (1/T = {beta:.2f} "
                                  f"+- {se:.2f})")
+    halves = (np.arange(len(t)) % 2 == 0, np.arange(len(t)) % 2 == 1)
+    for fit_on, test_on in (halves, halves[::-1]):
+        if z == 0 or not (fit_on.any() and test_on.any()):
+            break
+        half = _minimise(logits_[fit_on], t[fit_on], *_bounds(bounds))[0]
+        gain = (temperature_nll(logits_[test_on], t[test_on], 1.0)
+                - temperature_nll(logits_[test_on], t[test_on], half))
+        if not gain > 0:
+            return TemperatureChoice(1.0, fitted, f"fitted on one half of the "
+                                     f"{len(t)} held-out samples, T = {half:.3g} does "
+                                     "not lower the other half's NLL (a fit carried "
+                                     "by a few samples)")
     return TemperatureChoice(fitted, fitted, "")
 
 

@@ -155,13 +155,16 @@ def digits_table(result: DigitsResult) -> str:
              "not reported after scaling (no network has both temperatures applied)")
     lines += ["", "Mean KL(fitted posterior || network) on the test split: "
               f"{_spread(real['kl_to_fitted'])} nats at T = 1; {after}."]
-    constant = np.mean([v["nll"] for v in scores["constant"]])
-    worse = [k for k in ("network", "network, T", "network, last step")
-             if np.mean([v["nll"] for v in scores[k]]) > constant]
+    constant = np.array([v["nll"] for v in scores["constant"]])[real["split"]]
     lines += [f"\nNote: {note}." for note in real.get("temperature_notes", [])]
-    lines += [f"\nNote: {k}: its mean test NLL is above the constant prediction's "
-              f"({constant:.4f}): no better than knowing the class frequencies."
-              for k in worse]
+    for key, label in (("network", "at the selected step"),
+                       ("network, T", "at the selected step, temperature T"),
+                       ("network, last step", "at the last step")):
+        worse = np.array([v["nll"] for v in scores[key]]) > constant
+        if worse.any():
+            lines.append(f"\nNote: {int(worse.sum())} of {networks} networks, {label}, "
+                         "have a test NLL above the constant prediction's on their "
+                         "split: no better than knowing the class frequencies there.")
     return "\n".join(lines)
 
 
