@@ -1,4 +1,4 @@
-"""``python -m scratchnet real``: the digits study on any data set (issue 32)."""
+"""``python -m scratchnet real``: the digits study on any data set (issues 32, 40)."""
 
 import csv
 
@@ -14,6 +14,7 @@ from sklearn.preprocessing import StandardScaler
 from scratchnet.experiments.digits import DigitsSettings
 from scratchnet.experiments.digits_report import main, real_main
 from scratchnet.experiments.real import (
+    choose_scaling,
     load_table,
     read_csv,
     run_real,
@@ -21,7 +22,7 @@ from scratchnet.experiments.real import (
 )
 
 TINY = ["--sizes", "40", "--steps", "30", "--seeds", "2", "--dim", "4", "--hidden",
-        "8", "--jobs", "1"]
+        "8", "--jobs", "1", "--splits", "2"]
 
 
 def _write(path, header, rows):
@@ -70,17 +71,18 @@ def test_the_command_runs_on_a_csv_file(wine_csv, tmp_path, capsys):
                      "cultivars_training.png"]
     captured = capsys.readouterr()
     assert "fitted to cultivars" in captured.out
-    assert "networks 13-8-8-3" in captured.out and "Real cultivars" in captured.out
-    assert "cultivars: [2/2]" in captured.err        # the progress lines
+    assert "Networks 13-8-8-3" in captured.out and "Real cultivars" in captured.out
+    assert "cultivars: [3/3]" in captured.err        # the progress lines
+    assert "4 principal components of the 13 features" in captured.err
 
 
 def test_the_study_on_iris_uses_every_feature_and_class():
     result, table = run_real("iris", DigitsSettings(sizes=(40,), steps=30, seeds=2,
-                                                    hidden=8, snapshots=3))
+                                                    hidden=8, snapshots=3, dim=None))
     assert result.name == "iris" and result.fitted.task.dim == 4
     assert table.classes.tolist() == ["setosa", "versicolor", "virginica"]
     assert result.real["test_logits"].shape == (2, 30, 3)
-    assert result.real["scores"]["generative"]["accuracy"] > 0.9
+    assert result.real["scores"]["generative"][0]["accuracy"] > 0.9
 
 
 @pytest.mark.parametrize("header, rows, target, words", [
@@ -97,11 +99,45 @@ def test_the_study_on_iris_uses_every_feature_and_class():
     (["a", "b", "label"], [[1, 2, "x"]] * 6, None, "one class, 'x'"),
     (["a", "b", "label"], [[1, 2, "x"]] * 6 + [[1, "y"]], None,
      "line 8: 2 fields where the header has 3"),
+    # issue 40: each names the argument, the cause and the fix
+    (["a", "b", "y"], [[1, 2, f"{0.1 * k:.3f}"] for k in range(40)], None,
+     r"the labels of data has 40 distinct values in 40 rows \('0\.000', '0\.100', "
+     r"'0\.200', \.\.\.\): it looks like a continuous quantity.*--target"),
+    (["a", "b", "label"], [[1, 2, "x"]] * 6 + [[1, 3, ""]] * 6, None,
+     r"line 8: the label \(column 'label'\) is empty; every row needs a class"),
+    (["label"], [["x"]] * 6 + [["y"]] * 6, None,
+     "has only the label column 'label': the study needs at least one numeric "
+     "feature column"),
+    (["a", "b", "label"], [[1, 2, "x"]] * 6 + [["1,5", 3, "y"]] * 6, None,
+     r"'1,5' is not a finite number \(a decimal comma\? write numbers with a point\)"),
 ])
 def test_bad_tables_are_named(tmp_path, header, rows, target, words):
     path = _write(tmp_path / "data.csv", header, rows)
     with pytest.raises(ValueError, match=words):
         load_table(path, target)
+
+
+def test_excel_csv_files_read_as_the_user_sees_them(tmp_path):
+    """A UTF-8 BOM, a trailing comma on every line, semicolons (issue 40)."""
+    path = tmp_path / "excel.csv"
+    path.write_bytes("\ufeffkind,w,h,\napple,1.5,2,\npear,3,4,\n".encode("utf-8"))
+    x, labels, features = read_csv(path, target="kind")   # the BOM's first column
+    assert labels.tolist() == ["apple", "pear"] and features == ["w", "h"]
+    with pytest.raises(ValueError, match=r"the target \('h'\)"):   # the last, not ''
+        read_csv(path)
+    path.write_text("w;h;kind\n1.5;2;apple\n3;4;pear\n")
+    x, labels, features = read_csv(path)
+    assert x.tolist() == [[1.5, 2.0], [3.0, 4.0]] and labels.tolist() == ["apple",
+                                                                         "pear"]
+
+
+def test_a_missing_file_and_a_target_for_bundled_data_are_named(tmp_path):
+    with pytest.raises(ValueError, match=r"--dataset '.*nowhere\.csv': no such file "
+                       r"\(give the path of a CSV file, or one of digits"):
+        load_table(tmp_path / "nowhere.csv")
+    with pytest.raises(ValueError, match="--target 'species' applies to a CSV file; "
+                       "iris is bundled with its own labels"):
+        load_table("iris", target="species")
 
 
 def test_read_csv_keeps_the_column_order_and_strips_blanks(tmp_path):
@@ -114,8 +150,8 @@ def test_read_csv_keeps_the_column_order_and_strips_blanks(tmp_path):
 
 def test_bad_datasets_fail_with_a_message(tmp_path, capsys):
     assert real_main(["--dataset", "mnist", *TINY, "--out", str(tmp_path)]) == 1
-    assert "--dataset must be one of digits, iris, wine, breast_cancer" in (
-        capsys.readouterr().err)
+    assert ("--dataset 'mnist': no such file (give the path of a CSV file, or one of "
+            "digits, iris, wine, breast_cancer)") in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
         real_main([*TINY])
     assert exit_.value.code == 2
@@ -132,8 +168,8 @@ def test_help_names_the_data_sets_and_the_outputs(capsys):
 def test_the_digits_command_is_the_study_on_the_digits(tmp_path, capsys):
     assert main([*TINY, "--out", str(tmp_path)]) == 0
     assert (tmp_path / "digits.md").exists()
-    assert "Real digits, test split (359 images); networks 64-8-8-10" in (
-        capsys.readouterr().out)
+    out = capsys.readouterr().out
+    assert "test split 359 images" in out and "Networks 64-8-8-10" in out
 
 
 def test_the_module_entry_point_dispatches_real(tmp_path):
@@ -174,3 +210,5 @@ def test_standardising_the_digits_hurts_the_fitted_model_as_the_docs_say():
     assert said[0][0] == 0.6 and said[1][0] == 0.03
     assert (f"offer (0.6) and the fitted model's test NLL is {said[0][1]:.2f} nats, "
             f"against {said[1][1]:.3f}\nunstandardised") in page
+    keep, why = choose_scaling([table.splits], 16, None)     # so auto keeps them raw
+    assert not keep and why.startswith("not standardised")
