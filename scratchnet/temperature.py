@@ -384,17 +384,18 @@ def choose_temperature(logits: Any, targets: Any, *,
                                  f"tell T = {fitted:.3g} from 1 (1/T = {beta:.2f} "
                                  f"+- {se:.2f})")
     halves = (np.arange(len(t)) % 2 == 0, np.arange(len(t)) % 2 == 1)
-    for fit_on, test_on in (halves, halves[::-1]):
-        if z == 0 or not (fit_on.any() and test_on.any()):
-            break
-        half = _minimise(logits_[fit_on], t[fit_on], *_bounds(bounds))[0]
-        gain = (temperature_nll(logits_[test_on], t[test_on], 1.0)
+    if z > 0 and len(t) >= 2:
+        gain = 0.0                      # summed NLL, T = 1 minus T of the other half
+        for fit_on, test_on in (halves, halves[::-1]):
+            half = _minimise(logits_[fit_on], t[fit_on], *_bounds(bounds))[0]
+            gain += test_on.sum() * (
+                temperature_nll(logits_[test_on], t[test_on], 1.0)
                 - temperature_nll(logits_[test_on], t[test_on], half))
         if not gain > 0:
-            return TemperatureChoice(1.0, fitted, f"fitted on one half of the "
-                                     f"{len(t)} held-out samples, T = {half:.3g} does "
-                                     "not lower the other half's NLL (a fit carried "
-                                     "by a few samples)")
+            return TemperatureChoice(1.0, fitted, f"fitted on either half of the "
+                                     f"{len(t)} held-out samples, T does not lower "
+                                     f"the other half's NLL ({-gain:+.3g} nats in "
+                                     "all: a fit carried by a few samples)")
     return TemperatureChoice(fitted, fitted, "")
 
 
