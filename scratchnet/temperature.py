@@ -246,7 +246,8 @@ def _minimise(z: np.ndarray, t: np.ndarray, low: float, high: float) -> tuple:
                       "logits rank the right class no better than chance)")
     if slope_and_curvature(b_hi)[0] <= 0:       # still falling: T -> 0
         return low, (f"the NLL still falls as T drops below T_min = {low:g} (the "
-                     "logits separate every class of these data)")
+                     "logits separate every class of these data, or nearly: the few "
+                     "errors they make cost less than the sharpening gains)")
     beta = min(max(1.0, b_lo), b_hi)
     for _ in range(200):
         slope, curvature = slope_and_curvature(beta)

@@ -70,7 +70,7 @@ def test_the_calibration_cell_is_masked_and_its_numbers_hold():
             assert stored[0] > 5 and values[0] > 5
             continue
         assert all(_close(s, f) for s, f in zip(stored, values)), (name, stored, values)
-    assert "temperature_ is kept at 1" in out
+    assert "temperature_ is kept at 1: the fit ended at its bound T = 0.25" in out
     # the prose: Platt lowers the NLL the most; none reaches the fitted posterior
     assert fresh["Platt (sigmoid)"][0] < min(fresh[n][0] for n in
                                              ("network", "early stopping", "temperature"))

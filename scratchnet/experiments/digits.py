@@ -664,7 +664,7 @@ def _calibrate(units: list, splits: list, fitted: list) -> dict:
                   for key in ("nll", "ece", "accuracy", "validation_nll")}
     real["steps"], real["validation_steps"] = units[0]["steps"], units[0][
         "validation_steps"]
-    for key in ("best_step", "test_logits", "last_test_logits"):
+    for key in ("best_step", "val_logits", "test_logits", "last_test_logits"):
         real[key] = np.concatenate([u[key] for u in units])
     real["split"] = np.repeat(np.arange(len(units)), seeds)
     scores: dict = {key: [] for key in ("network", "network, T", "network, last step",
