@@ -18,15 +18,11 @@ kind (strings, booleans, floats, categories) and expects an *estimator*:
   that posterior, with early stopping and temperature scaling on a held-out
   validation split.
 
-Labels are encoded as ``classes_ = np.unique(y)`` and a sample's label
-becomes its index there; ``predict`` maps back, and the columns of
-``predict_proba`` follow ``classes_``.
-
-Shrinkage toward :math:`(\operatorname{tr} S / D)\, I` mixes the features'
-variances, so it depends on their scales: standardise first
-(``make_pipeline(StandardScaler(), GaussianClassifier(shrinkage=0.1))``).
-This module needs scikit-learn (``pip install "scratchnet[data]"``); the
-rest of the library does not import it.
+Labels are encoded as ``classes_ = np.unique(y)``; ``predict`` maps back,
+and the columns of ``predict_proba`` follow ``classes_``.  The scorers
+:func:`scratchnet.metrics.nll_scorer` and :func:`~scratchnet.metrics.ece_scorer`
+are importable from here too.  This module needs scikit-learn
+(``pip install "scratchnet[data]"``); the rest of the library does not.
 """
 
 from __future__ import annotations
@@ -36,14 +32,25 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._mixture import class_sums
+from ._estimator_parts import (
+    TolerancePlateau,
+    check_loss_options,
+    check_no_missing_labels,
+    check_squares_fit,
+    exp_with_warning,
+    fit_gaussian_kind,
+    label_text,
+    sample_weights,
+    seed_of,
+    weighted_batches,
+)
 from ._validation import check_choice, check_positive_int, check_scalar
 from .datasets import INSTALL_HINT, stratified_split
 from .fast.gaussian import chunked_log_posterior
 from .fast.mlp import MLP
-from .fitting import GaussianParameters, fit_gaussian_classes
 from .gaussian import GaussianClasses
-from .metrics import expected_calibration_error
+from .metrics import ece_scorer as ece_scorer  # for GridSearchCV, beside the models
+from .metrics import nll_scorer as nll_scorer
 from .optim import SGD, Adam
 from .softmax import log_softmax
 from .temperature import ScratchnetWarning, choose_temperature
@@ -51,87 +58,16 @@ from .train import train
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin
-    from sklearn.utils import check_random_state, metadata_routing
+    from sklearn.utils import metadata_routing
     from sklearn.utils.multiclass import check_classification_targets
-    from sklearn.utils.validation import (
-        _check_sample_weight,
-        check_is_fitted,
-        validate_data,
-    )
+    from sklearn.utils.validation import check_is_fitted, validate_data
 except ImportError:  # pragma: no cover - the error names the extra
     raise ImportError("scratchnet.estimators needs scikit-learn: "
                       f"{INSTALL_HINT}") from None
 
-__all__ = ["GaussianClassifier", "LabelledClassifier", "NetworkClassifier",
-           "ece_scorer", "fit_gaussian_kind", "nll_scorer"]
+__all__ = ["GaussianClassifier", "LabelledClassifier", "NetworkClassifier"]
 
 COVARIANCES = ("full", "tied", "diag")
-
-
-def fit_gaussian_kind(x: np.ndarray, targets: np.ndarray, num_classes: int,
-                      shrinkage: float, covariance: str) -> GaussianParameters:
-    r"""Gaussian classes with full, shared (tied) or diagonal covariances.
-
-    Parameters
-    ----------
-    x : ndarray, shape (n, D)
-    targets : ndarray of int, shape (n,)
-        Classes in ``[0, num_classes)``, each present.
-    num_classes : int
-    shrinkage : float in [0, 1]
-        :math:`\alpha` of :func:`scratchnet.fitting.fit_gaussian_classes`.
-    covariance : {"full", "tied", "diag"}
-
-    Returns
-    -------
-    GaussianParameters
-        Priors :math:`n_c / n` and means :math:`\mu_c` in every case, and
-
-        * ``"full"``: :math:`\Sigma_c = (1-\alpha) S_c + \alpha
-          (\operatorname{tr} S_c / D) I` (quadratic discriminant analysis);
-        * ``"tied"``: one :math:`\Sigma = (1-\alpha) S + \alpha
-          (\operatorname{tr} S / D) I` for all classes, with the pooled
-          :math:`S = \sum_c \frac{n_c}{n} S_c`, the covariance of the
-          residuals :math:`x_j - \mu_{c_j}` (linear discriminant analysis);
-        * ``"diag"``: the diagonal of the ``"full"`` covariances (Gaussian
-          naive Bayes: the features independent within a class).
-
-    Examples
-    --------
-    >>> from scratchnet.estimators import fit_gaussian_kind
-    >>> x = np.array([[0.0, 0.0], [2.0, 2.0], [4.0, 0.0], [6.0, 6.0]])
-    >>> fit_gaussian_kind(x, np.array([0, 0, 1, 1]), 2, 0.0, "tied").covariances[0]
-    array([[2., 2.],
-           [2., 4.]])
-    """
-    if covariance == "full":
-        return fit_gaussian_classes(x, targets, shrinkage=shrinkage,
-                                    num_classes=num_classes)
-    counts = np.bincount(targets, minlength=num_classes).astype(np.float64)  # n_c
-    means = class_sums(x, targets, counts) / counts[:, None]      # mu_c
-    residuals = x - means[targets]                                # x_j - mu_{c_j}
-    if covariance == "tied":
-        try:
-            pooled = fit_gaussian_classes(residuals, np.zeros(len(x), dtype=np.int64),
-                                          shrinkage=shrinkage).covariances[0]
-        except ValueError:
-            raise ValueError("the shared covariance of covariance='tied' (the "
-                             "within-class scatter pooled over the classes) is not "
-                             "positive definite: the samples lie in a subspace (a "
-                             "feature constant within every class, or one that is a "
-                             "combination of others); use shrinkage > 0 or drop "
-                             "those features") from None
-        covariances = np.broadcast_to(pooled, (num_classes, *pooled.shape))
-    else:
-        variances = class_sums(residuals**2, targets, counts) / counts[:, None]
-        variances = ((1.0 - shrinkage) * variances
-                     + shrinkage * variances.mean(axis=1, keepdims=True))
-        if not np.all(variances > 0):
-            c, d = np.argwhere(~(variances > 0))[0]
-            raise ValueError(f"feature {d} is constant within class {c}: its variance "
-                             "is 0; use shrinkage > 0")
-        covariances = variances[:, :, None] * np.eye(x.shape[1])
-    return GaussianParameters(means, np.array(covariances), counts / len(x))
 
 
 class LabelledClassifier(ClassifierMixin, BaseEstimator):
@@ -162,27 +98,14 @@ class LabelledClassifier(ClassifierMixin, BaseEstimator):
 
     def _encode(self, X: Any, y: Any) -> tuple:
         """``X`` (n, D) float64 and ``y`` as indices into ``classes_`` (set here)."""
-        labels = np.asarray(y, dtype=object) if y is not None else None
-        if labels is not None and labels.ndim == 1:
-            missing = np.array([v is None or v is np.nan for v in labels])
-            if missing.any():
-                raise ValueError(f"y has a missing label (None or NaN) at index "
-                                 f"{int(np.argmax(missing))} ({int(missing.sum())} in "
-                                 "all); drop those rows or fill in their class")
+        check_no_missing_labels(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(f"y must have at least two classes to classify; got one "
-                             f"class, {_shown(self.classes_[0])}")
-        with np.errstate(over="ignore"):
-            largest = float(np.abs(X).max(initial=0.0))
-            overflows = not np.isfinite(largest * largest * X.shape[0])
-        if overflows:
-            raise ValueError(f"X has a value of magnitude {largest:.3g}: its square "
-                             "overflows float64 (above 1.8e308), so no variance or "
-                             "gradient can be computed; rescale the features first "
-                             "(StandardScaler, or divide by a power of ten)")
+                             f"class, {label_text(self.classes_[0])}")
+        check_squares_fit(X)
         return X, codes
 
     def _inputs(self, X: Any) -> np.ndarray:
@@ -215,20 +138,10 @@ class LabelledClassifier(ClassifierMixin, BaseEstimator):
         positive one: a :class:`~scratchnet.ScratchnetWarning` says so, since
         a log-loss computed from such an output is infinite (or, clipped as
         scikit-learn's ``log_loss`` clips it, far too small).  Use
-        :meth:`predict_log_proba`, or :func:`nll_scorer`, which is exact.
+        :meth:`predict_log_proba`, or :func:`scratchnet.metrics.nll_scorer`,
+        which is exact.
         """
-        log_q = self.predict_log_proba(X)
-        q = np.exp(log_q)
-        zero = (q == 0) & (log_q > -np.inf)
-        if zero.any():
-            rows = np.flatnonzero(zero.any(axis=1))
-            warnings.warn(f"predict_proba underflows to exactly 0 in {len(rows)} "
-                          f"row(s) (first: row {rows[0]}, whose smallest log-"
-                          f"probability is {log_q[rows[0]].min():.4g}); a log-loss "
-                          "of these probabilities is infinite, or wrong where it is "
-                          "clipped: use predict_log_proba or scratchnet.estimators."
-                          "nll_scorer", ScratchnetWarning, stacklevel=2)
-        return q
+        return exp_with_warning(self.predict_log_proba(X))
 
     def predict(self, X: Any) -> np.ndarray:
         """The most probable class of each row, as a label of ``classes_``.
@@ -369,8 +282,8 @@ class NetworkClassifier(LabelledClassifier):
     batch_size : int, default 64
         At most the number of training samples (smaller data: all of them).
     max_epochs : int, default 200
-        Passes over the training data at most (scikit-learn's ``max_iter``
-        of ``MLPClassifier``).
+        Passes over the training data at most (``MLPClassifier``'s
+        ``max_iter``).
     tol : float, default 1e-4
         Stop when the epoch's mean training loss has not fallen by more than
         ``tol`` for ``n_iter_no_change`` epochs in a row (0: never).
@@ -387,9 +300,8 @@ class NetworkClassifier(LabelledClassifier):
         learns :math:`q_c \propto w_c P(c \mid x)`: balanced weights target
         equal priors.
     loss : str, default "cross_entropy"
-        A name of :data:`scratchnet.objectives.LOSSES`; the network reads its
-        outputs through it (``"binary_cross_entropy"``: one output, two
-        classes).
+        A name of :data:`scratchnet.objectives.LOSSES`
+        (``"binary_cross_entropy"``: one output, two classes).
     early_stopping : bool, default False
         Hold out ``validation_fraction`` of the training data (stratified),
         stop after ``patience`` epochs without a lower validation NLL and
@@ -399,12 +311,9 @@ class NetworkClassifier(LabelledClassifier):
         In epochs (measurements of the validation NLL).
     temperature : bool, default False
         Fit a temperature on the validation split and divide the
-        log-probabilities by it, where
-        :func:`scratchnet.temperature.choose_temperature` applies it: not at
-        a bound of the search (a validation split the network separates
-        perfectly drives :math:`T \to 0`), nor where the split cannot tell
-        it from 1; then the temperature stays 1 with a
-        :class:`~scratchnet.ScratchnetWarning` that says why.
+        log-probabilities by it where
+        :func:`scratchnet.temperature.choose_temperature` applies it; else
+        it stays 1, with a :class:`~scratchnet.ScratchnetWarning` saying why.
     random_state : int, RandomState or None, default None
         The initial weights, the split and the batches.
 
@@ -412,8 +321,7 @@ class NetworkClassifier(LabelledClassifier):
     ----------
     classes_ : ndarray, shape (M,)
     network_ : scratchnet.fast.MLP
-        The chapters' :class:`scratchnet.MLP` on the engine's flat
-        parameters (the same mathematics, pinned by tests).
+        The chapters' :class:`scratchnet.MLP` on flat parameters.
     history_ : History
         The training run (with the validation NLL when there was a split).
     n_epochs_ : float
@@ -426,12 +334,11 @@ class NetworkClassifier(LabelledClassifier):
 
     Notes
     -----
-    ``sample_weight`` and ``class_weight`` enter as the probabilities with
-    which each mini-batch draws its samples (with replacement): the expected
-    gradient of a step is that of the weighted loss
-    :math:`\sum_j w_j \ell_j / \sum_j w_j`, and early stopping reads the
-    NLL of the validation rows drawn the same way.  Without weights, batches
-    are shuffled epochs.
+    Weights (``sample_weight`` times ``class_weight``) are the probabilities
+    with which mini-batches draw their samples
+    (:func:`scratchnet._estimator_parts.weighted_batches`): the expected
+    gradient is that of :math:`\sum_j w_j \ell_j / \sum_j w_j`; early
+    stopping reads validation rows drawn the same way.
 
     Examples
     --------
@@ -495,9 +402,11 @@ class NetworkClassifier(LabelledClassifier):
         """
         hidden = (self.hidden,) if isinstance(self.hidden, int) else tuple(self.hidden)
         X, codes = self._encode(X, y)
-        weights = self._weights(X, codes, sample_weight)
-        self._check_loss()
-        seed = _seed(self.random_state)
+        weights = sample_weights(sample_weight, self.class_weight, self.classes_,
+                                 codes)
+        check_loss_options(self.loss, len(self.classes_),
+                           self.early_stopping or self.temperature)
+        seed = seed_of(self.random_state)
         outputs = 1 if self.loss == "binary_cross_entropy" else len(self.classes_)
         self.network_ = MLP([X.shape[1], *hidden, outputs], activation=self.activation,
                             rng=np.random.default_rng([seed, 0]), loss=self.loss)
@@ -507,11 +416,11 @@ class NetworkClassifier(LabelledClassifier):
         steps = check_positive_int(self.max_epochs, "max_epochs") * epoch
         if self.steps is not None:
             steps = min(steps, check_positive_int(self.steps, "steps"))
-        data = _weighted_batches(X[train_rows], codes[train_rows],
-                                 None if weights is None else weights[train_rows])
-        plateau = _Plateau(epoch, check_scalar(self.tol, "tol", low=0.0, high=np.inf),
-                           check_positive_int(self.n_iter_no_change,
-                                              "n_iter_no_change"))
+        data = weighted_batches(X[train_rows], codes[train_rows],
+                                None if weights is None else weights[train_rows])
+        plateau = TolerancePlateau(
+            epoch, check_scalar(self.tol, "tol", low=0.0, high=np.inf),
+            check_positive_int(self.n_iter_no_change, "n_iter_no_change"))
         held = validation
         if validation is not None and weights is not None:   # the weighted NLL,
             held = np.random.default_rng([seed, 3]).choice(  # in expectation
@@ -529,18 +438,6 @@ class NetworkClassifier(LabelledClassifier):
             self.temperature_ = self._temperature(X[validation], codes[validation])
         return self
 
-    def _check_loss(self) -> None:
-        """The loss fits the classes, and gives probabilities where they are read."""
-        m = len(self.classes_)
-        if self.loss == "binary_cross_entropy" and m != 2:
-            raise ValueError(f"loss='binary_cross_entropy' has one output for two "
-                             f"classes, and y has {m}: use loss='cross_entropy'")
-        if self.loss == "hinge" and (self.early_stopping or self.temperature):
-            raise ValueError("loss='hinge' is not a proper loss: its outputs are "
-                             "decisions, not probabilities, so the validation NLL "
-                             "that early_stopping and temperature read is infinite; "
-                             "use loss='cross_entropy', or neither option")
-
     def _optimizer(self) -> Any:
         """Adam or SGD on the network's parameters, ``alpha`` as weight decay."""
         kind = check_choice(self.optimizer, "optimizer", ("adam", "sgd"))
@@ -550,42 +447,6 @@ class NetworkClassifier(LabelledClassifier):
                              high_inclusive=False)
         rule = Adam if kind == "adam" else SGD
         return rule(self.network_.params, lr, weight_decay=alpha)
-
-    def _weights(self, X: np.ndarray, codes: np.ndarray, sample_weight: Any) -> Any:
-        """Each sample's weight (``sample_weight`` times ``class_weight``), or None."""
-        if sample_weight is None and self.class_weight is None:
-            return None
-        w = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                 ensure_non_negative=True)
-        if self.class_weight is not None:
-            w = w * self._class_weights(codes)[codes]
-        if not w.sum() > 0:
-            raise ValueError("sample_weight (times class_weight) must have a positive "
-                             "sum; got all zeros")
-        return w
-
-    def _class_weights(self, codes: np.ndarray) -> np.ndarray:
-        """``class_weight`` as an array over ``classes_``."""
-        m = len(self.classes_)
-        if isinstance(self.class_weight, str):
-            check_choice(self.class_weight, "class_weight", ("balanced",))
-            counts = np.bincount(codes, minlength=m)
-            return len(codes) / (m * counts)
-        if not isinstance(self.class_weight, dict):
-            raise TypeError(f"class_weight must be a dict of label -> weight, "
-                            f"'balanced' or None; got {self.class_weight!r}")
-        known = {_plain(c) for c in self.classes_}
-        unknown = [k for k in self.class_weight if _plain(k) not in known]
-        if unknown:
-            raise ValueError(f"class_weight has labels that are not classes of y: "
-                             f"{', '.join(map(repr, unknown))}; the classes are "
-                             f"{', '.join(_shown(c) for c in self.classes_)}")
-        weights = {_plain(k): v for k, v in self.class_weight.items()}
-        out = np.array([check_scalar(weights.get(_plain(c), 1.0),
-                                     f"class_weight[{_shown(c)}]", low=0.0,
-                                     high=np.inf, high_inclusive=False)
-                        for c in self.classes_])
-        return out
 
     def _temperature(self, x: np.ndarray, codes: np.ndarray) -> float:
         """The validation split's temperature where it may be applied, else 1."""
@@ -633,137 +494,3 @@ class NetworkClassifier(LabelledClassifier):
         if self.temperature_ == 1.0:
             return log_q
         return log_softmax(log_q / self.temperature_, axis=1)
-
-
-def _seed(random_state: Any) -> int:
-    """An int seed: the integer given (NumPy's too), or one drawn from the state."""
-    if isinstance(random_state, (int, np.integer)) and not isinstance(
-            random_state, (bool, np.bool_)):
-        return int(random_state)
-    return int(check_random_state(random_state).randint(2**31 - 1))
-
-
-def _plain(label: Any) -> Any:
-    """A label as a plain Python value (``np.str_('a')`` -> ``'a'``)."""
-    return label.item() if isinstance(label, np.generic) else label
-
-
-def _shown(label: Any) -> str:
-    """A label for a message, without NumPy's reprs (``'a'``, ``0``)."""
-    return repr(_plain(label))
-
-
-def _weighted_batches(x: np.ndarray, codes: np.ndarray, weights: Any) -> Any:
-    """``(x, codes)`` (shuffled epochs), or a sampler drawing rows by weight."""
-    if weights is None:
-        return (x, codes)
-    p = weights / weights.sum()
-
-    def sampler(n: int, rng: np.random.Generator) -> tuple:
-        rows = rng.choice(len(p), size=n, p=p)
-        return x[rows], codes[rows]
-
-    return sampler
-
-
-class _Plateau:
-    """A ``train`` callback: stop when the epoch's loss stops falling by ``tol``."""
-
-    def __init__(self, epoch: int, tol: float, patience: int) -> None:
-        self.epoch, self.tol, self.patience = epoch, tol, patience
-        self.total, self.best, self.stale = 0.0, np.inf, 0
-
-    def __call__(self, step: int, loss: float, model: Any) -> bool:
-        self.total += loss
-        if step % self.epoch:
-            return True
-        mean, self.total = self.total / self.epoch, 0.0
-        if self.tol == 0 or mean < self.best - self.tol:
-            self.stale = 0
-        else:
-            self.stale += 1
-        self.best = min(self.best, mean)
-        return self.stale < self.patience
-
-
-def nll_scorer(estimator: Any, X: Any, y: Any) -> float:
-    r"""Minus the exact mean negative log-likelihood: a scorer for ``GridSearchCV``.
-
-    ``scoring=nll_scorer`` in any scikit-learn model selection tool (greater
-    is better, so it returns :math:`-\mathrm{NLL}`).  Unlike scikit-learn's
-    ``"neg_log_loss"``, which clips probabilities to :math:`[\epsilon, 1 -
-    \epsilon]`, it reads the estimator's ``predict_log_proba`` (or the log of
-    ``predict_proba``): a class given probability 0 costs :math:`\infty`.
-
-    Parameters
-    ----------
-    estimator : fitted classifier
-        With ``classes_`` and ``predict_log_proba`` or ``predict_proba``.
-    X : array_like, shape (n, D)
-    y : array_like, shape (n,)
-        Labels of any kind, each in ``estimator.classes_``.
-
-    Returns
-    -------
-    float
-        :math:`\frac1n \sum_j \log q(y_j \mid x_j)`, in nats (at most 0).
-
-    Examples
-    --------
-    >>> from scratchnet.estimators import GaussianClassifier, nll_scorer
-    >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])
-    >>> clf = GaussianClassifier().fit(X, ["a", "a", "b", "b"])
-    >>> print(f"{nll_scorer(clf, [[1.75]], ['a']):.4f}")    # log 1/2
-    -0.6931
-    """
-    log_q, codes = _log_proba_and_codes(estimator, X, y)
-    return float(log_q[np.arange(len(codes)), codes].mean())
-
-
-def ece_scorer(estimator: Any, X: Any, y: Any) -> float:
-    r"""Minus the expected calibration error on labels: a scorer for ``GridSearchCV``.
-
-    :func:`scratchnet.metrics.expected_calibration_error` (10 equal-width
-    bins of the top-class confidence) of ``predict_proba(X)`` against the
-    labels ``y`` of any kind, negated so that greater is better.
-
-    Parameters
-    ----------
-    estimator : fitted classifier
-    X : array_like, shape (n, D)
-    y : array_like, shape (n,)
-
-    Returns
-    -------
-    float
-        :math:`-\mathrm{ECE}`, in :math:`[-1, 0]`.
-
-    Examples
-    --------
-    >>> from scratchnet.estimators import GaussianClassifier, ece_scorer
-    >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])
-    >>> clf = GaussianClassifier().fit(X, ["a", "a", "b", "b"])
-    >>> print(f"{ece_scorer(clf, [[1.75], [1.75]], ['a', 'b']):.4f}")  # 1/2 right
-    0.0000
-    """
-    log_q, codes = _log_proba_and_codes(estimator, X, y)
-    return -expected_calibration_error(np.exp(log_q), codes)
-
-
-def _log_proba_and_codes(estimator: Any, X: Any, y: Any) -> tuple:
-    """The estimator's log-probabilities of X and y as indices into classes_."""
-    classes = np.asarray(estimator.classes_)
-    labels = np.asarray(y)
-    codes = np.searchsorted(classes, labels)
-    codes = np.clip(codes, 0, len(classes) - 1)
-    unknown = classes[codes] != labels
-    if unknown.any():
-        raise ValueError(f"y has a label that is not a class of the estimator: "
-                         f"{_shown(labels[np.argmax(unknown)])} (its classes are "
-                         f"{', '.join(_shown(c) for c in classes)})")
-    if hasattr(estimator, "predict_log_proba"):
-        log_q = np.asarray(estimator.predict_log_proba(X), dtype=np.float64)
-    else:
-        with np.errstate(divide="ignore"):
-            log_q = np.log(np.asarray(estimator.predict_proba(X), dtype=np.float64))
-    return log_q, codes

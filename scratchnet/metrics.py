@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._estimator_parts import label_text
 from ._validation import (
     as_class_indices,
     as_float_array,
@@ -48,11 +49,13 @@ __all__ = [
     "CalibrationBins",
     "GaussianFit",
     "calibration_bins",
+    "ece_scorer",
     "expected_calibration_error",
     "fit_gaussian_by_kl",
     "fit_temperature",
     "loss_landscape",
     "moving_average",
+    "nll_scorer",
 ]
 
 
@@ -389,3 +392,88 @@ def fit_gaussian_by_kl(p: Any, grid: Any, direction: str = "forward") -> Gaussia
         mu_lo, mu_hi = mu - mu_step, mu + mu_step
         sigma_lo, sigma_hi = max(sigma - sigma_step, sigma_lo), sigma + sigma_step
     return GaussianFit(float(mu), float(sigma), float(kls[best]))
+
+
+def nll_scorer(estimator: Any, X: Any, y: Any) -> float:
+    r"""Minus the exact mean negative log-likelihood: a scorer for ``GridSearchCV``.
+
+    ``scoring=nll_scorer`` in any scikit-learn model selection tool (greater
+    is better, so it returns :math:`-\mathrm{NLL}`).  Unlike scikit-learn's
+    ``"neg_log_loss"``, which clips probabilities to :math:`[\epsilon, 1 -
+    \epsilon]`, it reads the estimator's ``predict_log_proba`` (or the log of
+    ``predict_proba``): a class given probability 0 costs :math:`\infty`.
+
+    Parameters
+    ----------
+    estimator : fitted classifier
+        With ``classes_`` and ``predict_log_proba`` or ``predict_proba``.
+    X : array_like, shape (n, D)
+    y : array_like, shape (n,)
+        Labels of any kind, each in ``estimator.classes_``.
+
+    Returns
+    -------
+    float
+        :math:`\frac1n \sum_j \log q(y_j \mid x_j)`, in nats (at most 0).
+
+    Examples
+    --------
+    >>> from scratchnet.estimators import GaussianClassifier
+    >>> from scratchnet.metrics import nll_scorer
+    >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])
+    >>> clf = GaussianClassifier().fit(X, ["a", "a", "b", "b"])
+    >>> print(f"{nll_scorer(clf, [[1.75]], ['a']):.4f}")    # log 1/2
+    -0.6931
+    """
+    log_q, codes = _log_proba_and_codes(estimator, X, y)
+    return float(log_q[np.arange(len(codes)), codes].mean())
+
+
+def ece_scorer(estimator: Any, X: Any, y: Any) -> float:
+    r"""Minus the expected calibration error on labels: a scorer for ``GridSearchCV``.
+
+    :func:`expected_calibration_error` (10 equal-width
+    bins of the top-class confidence) of ``predict_proba(X)`` against the
+    labels ``y`` of any kind, negated so that greater is better.
+
+    Parameters
+    ----------
+    estimator : fitted classifier
+    X : array_like, shape (n, D)
+    y : array_like, shape (n,)
+
+    Returns
+    -------
+    float
+        :math:`-\mathrm{ECE}`, in :math:`[-1, 0]`.
+
+    Examples
+    --------
+    >>> from scratchnet.estimators import GaussianClassifier
+    >>> from scratchnet.metrics import ece_scorer
+    >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])
+    >>> clf = GaussianClassifier().fit(X, ["a", "a", "b", "b"])
+    >>> print(f"{ece_scorer(clf, [[1.75], [1.75]], ['a', 'b']):.4f}")  # 1/2 right
+    0.0000
+    """
+    log_q, codes = _log_proba_and_codes(estimator, X, y)
+    return -expected_calibration_error(np.exp(log_q), codes)
+
+
+def _log_proba_and_codes(estimator: Any, X: Any, y: Any) -> tuple:
+    """The estimator's log-probabilities of X and y as indices into classes_."""
+    classes = np.asarray(estimator.classes_)
+    labels = np.asarray(y)
+    codes = np.searchsorted(classes, labels)
+    codes = np.clip(codes, 0, len(classes) - 1)
+    unknown = classes[codes] != labels
+    if unknown.any():
+        raise ValueError(f"y has a label that is not a class of the estimator: "
+                         f"{label_text(labels[np.argmax(unknown)])} (its classes are "
+                         f"{', '.join(label_text(c) for c in classes)})")
+    if hasattr(estimator, "predict_log_proba"):
+        log_q = np.asarray(estimator.predict_log_proba(X), dtype=np.float64)
+    else:
+        with np.errstate(divide="ignore"):
+            log_q = np.log(np.asarray(estimator.predict_proba(X), dtype=np.float64))
+    return log_q, codes

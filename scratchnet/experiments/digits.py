@@ -42,13 +42,13 @@ from ..fitting import PCA, fit_pca
 from ..gaussian import GaussianClasses
 from ..losses import nll_loss
 from ..metrics import expected_calibration_error
-from ..softmax import log_softmax, softmax
-from ..temperature import choose_temperature
+from ..softmax import log_softmax
+from .digits_calibration import calibrate
 from .pool import single_threaded_blas, worker_context
+from .selection import EarlyStop, components, describe_shrinkage, epoch_ends, member_nll
 
-__all__ = ["DigitsResult", "DigitsSettings", "EarlyStop", "FittedModel",
-           "describe_shrinkage", "fit_generative", "member_nll", "real_unit",
-           "run_digits", "semi_synthetic_unit"]
+__all__ = ["DigitsResult", "DigitsSettings", "FittedModel", "fit_generative",
+           "real_unit", "run_digits", "semi_synthetic_unit"]
 
 SHRINKAGES = (0.01, 0.03, 0.1, 0.3, 0.6)  #: candidates, chosen on validation NLL
 
@@ -217,12 +217,6 @@ def _snapshot_steps(steps: int, count: int) -> list[int]:
     return sorted(set(np.rint(grid).astype(int).tolist()) | {steps})
 
 
-def _checks(n: int, settings: DigitsSettings) -> set:
-    """The steps that end an epoch of ``n`` samples, and the last step."""
-    epoch = -(-n // min(settings.batch_size, n))
-    return set(range(epoch, settings.steps + 1, epoch)) | {settings.steps}
-
-
 def _ensemble(sizes: list[int], settings: DigitsSettings, datasets: list,
               tag: tuple) -> tuple:
     """An ensemble of ``settings.seeds`` networks, its batches and its optimiser."""
@@ -232,85 +226,6 @@ def _ensemble(sizes: list[int], settings: DigitsSettings, datasets: list,
     batch = min(settings.batch_size, len(datasets[0][0]))
     batches = fast.stacked_epochs(datasets, batch, rngs)
     return ensemble, batches, fast.Adam(ensemble.params, lr=settings.lr)
-
-
-def member_nll(log_q: np.ndarray, c: np.ndarray) -> np.ndarray:
-    r"""Each member's mean negative log-likelihood of the classes ``c``.
-
-    :math:`-\frac1N \sum_j \log q_s(c_j \mid x_j)` for every member :math:`s`.
-
-    Parameters
-    ----------
-    log_q : ndarray, shape (S, N, M)
-        Every member's log-probabilities.
-    c : ndarray of int, shape (N,) or (S, N)
-        The classes, shared or one row per member.
-
-    Returns
-    -------
-    ndarray, shape (S,)
-
-    Examples
-    --------
-    >>> from scratchnet.experiments.digits import member_nll
-    >>> log_q = np.log([[[0.5, 0.5]], [[0.25, 0.75]]])
-    >>> member_nll(log_q, np.array([1])).round(4)
-    array([0.6931, 0.2877])
-    """
-    c = np.broadcast_to(c, log_q.shape[:2])
-    return -np.take_along_axis(log_q, c[..., None], axis=-1)[..., 0].mean(axis=-1)
-
-
-class EarlyStop:
-    """Each member's lowest validation NLL so far, the step and the parameters.
-
-    Early stopping for an ensemble trained to its step budget: after the
-    training, :meth:`restore` gives every member the parameters of its own
-    lowest validation NLL (as :func:`scratchnet.train` with ``patience`` does
-    for one network).
-
-    Parameters
-    ----------
-    ensemble : scratchnet.fast.Ensemble
-
-    Attributes
-    ----------
-    steps : list of int
-        The steps measured.
-    nll : list of ndarray (S,)
-        The validation NLL of every member at each of them.
-    best_step : ndarray of int, shape (S,)
-
-    Examples
-    --------
-    >>> import scratchnet as sn
-    >>> from scratchnet.experiments.digits import EarlyStop
-    >>> ens = sn.fast.Ensemble([1, 4, 2], rngs=[0, 1])
-    >>> stop = EarlyStop(ens)
-    >>> stop.update(10, np.array([0.5, 0.4])); stop.update(20, np.array([0.3, 0.6]))
-    >>> stop.best_step.tolist()
-    [20, 10]
-    """
-
-    def __init__(self, ensemble: fast.Ensemble) -> None:
-        self._flat = ensemble.params.flat.reshape(ensemble.members, -1)  # a view
-        self._best = self._flat.copy()
-        self._lowest = np.full(ensemble.members, np.inf)
-        self.best_step = np.zeros(ensemble.members, dtype=np.int64)
-        self.steps: list = []
-        self.nll: list = []
-
-    def update(self, step: int, nll: np.ndarray) -> None:
-        """Record the members' validation NLL after ``step``; keep each best."""
-        better = nll < self._lowest
-        self._best[better] = self._flat[better]
-        self._lowest[better], self.best_step[better] = nll[better], step
-        self.steps.append(step)
-        self.nll.append(nll)
-
-    def restore(self) -> None:
-        """Every member back to the parameters of its lowest validation NLL."""
-        self._flat[...] = self._best
 
 
 def semi_synthetic_unit(params: tuple, n: int, settings: DigitsSettings) -> dict:
@@ -356,8 +271,8 @@ def semi_synthetic_unit(params: tuple, n: int, settings: DigitsSettings) -> dict
     x_val, c_val = np.stack([x for x, _ in held]), np.stack([c for _, c in held])
     sizes = [task.dim, settings.hidden, settings.hidden, task.num_classes]
     ensemble, batches, optimizer = _ensemble(sizes, settings, datasets, (n,))
-    snaps, checks = _snapshot_steps(settings.steps, settings.snapshots), _checks(
-        n, settings)
+    snaps, checks = _snapshot_steps(settings.steps, settings.snapshots), epoch_ends(
+        n, settings.batch_size, settings.steps)
     stop, kl = EarlyStop(ensemble), []
 
     def kl_to_posterior(ens: fast.Ensemble) -> np.ndarray:
@@ -420,8 +335,8 @@ def real_unit(digits: Splits, settings: DigitsSettings, split: int = 0) -> dict:
     # split 0's batches are those of the study before it had several splits
     ensemble, batches, optimizer = _ensemble(sizes, settings, data,
                                              (0,) if split == 0 else (0, split))
-    snaps, checks = _snapshot_steps(settings.steps, settings.snapshots), _checks(
-        len(digits.train.c), settings)
+    snaps, checks = _snapshot_steps(settings.steps, settings.snapshots), epoch_ends(
+        len(digits.train.c), settings.batch_size, settings.steps)
     stop, nll, ece, accuracy = EarlyStop(ensemble), [], [], []
 
     def measure(step: int, ens: fast.Ensemble) -> None:
@@ -446,14 +361,6 @@ def real_unit(digits: Splits, settings: DigitsSettings, split: int = 0) -> dict:
             "test_logits": ensemble.forward(x), "last_test_logits": last_test}
 
 
-def _scores(logits: np.ndarray, c: np.ndarray, temperature: float) -> dict:
-    """Test NLL, ECE and accuracy of softmax(logits / T)."""
-    log_q = log_softmax(logits / temperature, axis=1)
-    return {"nll": float(nll_loss(log_q, c)),
-            "ece": expected_calibration_error(np.exp(log_q), c),
-            "accuracy": float((log_q.argmax(axis=1) == c).mean())}
-
-
 @dataclass
 class DigitsResult:
     """Everything the digits study measured (see :func:`run_digits`).
@@ -468,16 +375,8 @@ class DigitsResult:
         :func:`semi_synthetic_unit`'s results, by increasing n.
     real : dict
         :func:`real_unit`'s results, the networks of every split side by
-        side (``split`` (K S,) says whose), with the temperature choices
-        (:func:`scratchnet.temperature.choose_temperature`: ``temperatures``
-        applied, ``fitted_temperatures``, ``kept`` reasons; the same for the
-        fitted model with ``generative_`` in front, one per split), the
-        final test ``scores`` (lists over networks, or over splits) of
-        ``"network"`` (at the selected step), ``"network, T"``,
-        ``"network, last step"``, ``"generative"``, ``"generative, T"``
-        and ``"constant"`` (the training split's class frequencies), and
-        ``kl_to_fitted`` (K S,) at T = 1 and ``kl_to_fitted_T`` after
-        scaling both (NaN where either temperature is kept at 1).
+        side (``split`` says whose), with their temperatures and test scores
+        (:func:`scratchnet.experiments.digits_calibration.calibrate`).
     elapsed : float
         Seconds.
     name : str
@@ -560,7 +459,7 @@ def run_digits(settings: DigitsSettings = DigitsSettings(), *, jobs: int = 1,
     features = splits[0].train.x.shape[1]
     dim = features if settings.dim is None else min(settings.dim, features)
     fitted = [fit_generative(split, dim, settings.shrinkage) for split in splits]
-    say(f"{name}: fitted Gaussian classes on {_components(dim, features)}; "
+    say(f"{name}: fitted Gaussian classes on {components(dim, features)}; "
         f"{describe_shrinkage(fitted[0], settings.shrinkage)}")
     params = (fitted[0].task.means, fitted[0].task.scales, fitted[0].task.priors)
     work = [("real", (k, split)) for k, split in enumerate(splits)] + [
@@ -593,126 +492,8 @@ def run_digits(settings: DigitsSettings = DigitsSettings(), *, jobs: int = 1,
         if jobs != 1:
             pool.shutdown(cancel_futures=True)
     result.synthetic.sort(key=lambda out: out["n"])
-    result.real = _calibrate([units[k] for k in range(len(splits))], splits, fitted)
+    result.real = calibrate([units[k] for k in range(len(splits))], splits, fitted)
     for note in result.real["temperature_notes"]:
         say(f"{name}: note: {note}")
     result.elapsed = time.perf_counter() - start
     return result
-
-
-def _components(dim: int, features: int) -> str:
-    """"16 principal components of the 30 features", or "all 4 features"."""
-    if dim == features:
-        return f"all {features} features (rotated to their principal components)"
-    return f"{dim} principal components of the {features} features"
-
-
-def describe_shrinkage(fitted: FittedModel, given: Optional[float]) -> str:
-    """A sentence on the shrinkage: given, or chosen, and whether at the grid's edge.
-
-    Parameters
-    ----------
-    fitted : FittedModel
-    given : float or None
-        The shrinkage asked for (None: chosen on validation).
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> from scratchnet.experiments.digits import FittedModel, describe_shrinkage
-    >>> model = FittedModel(None, None, 0.6, {0.01: 2.0, 0.6: 1.0})
-    >>> print(describe_shrinkage(model, None))  # doctest: +NORMALIZE_WHITESPACE
-    shrinkage 0.6 chosen on validation (NLL 1.000), the largest on the grid
-    0.01..0.6: a larger one might fit better
-    """
-    if given is not None:
-        return f"shrinkage {fitted.shrinkage:g} (given)"
-    grid = sorted(fitted.validation_nll)
-    text = (f"shrinkage {fitted.shrinkage:g} chosen on validation (NLL "
-            f"{fitted.validation_nll[fitted.shrinkage]:.3f})")
-    if len(grid) > 1 and fitted.shrinkage in (grid[0], grid[-1]):
-        edge = "largest" if fitted.shrinkage == grid[-1] else "smallest"
-        other = "larger" if edge == "largest" else "smaller"
-        text += (f", the {edge} on the grid {grid[0]:g}..{grid[-1]:g}: a {other} one "
-                 "might fit better")
-    return text
-
-
-def _choices(logits: Any, targets: np.ndarray) -> list:
-    """:func:`choose_temperature` of each validation logit array."""
-    return [choose_temperature(z, targets) for z in logits]
-
-
-def _kept_note(what: str, choices: list) -> list:
-    """One line on the temperatures kept at 1, with the first reason; or none."""
-    kept = [c.kept for c in choices if c.kept]
-    if not kept:
-        return []
-    bound = sum(k.startswith("the fit ended at its bound") for k in kept)
-    return [f"{what}: temperature kept at 1 for {len(kept)} of {len(choices)} "
-            f"({bound} at a bound of the search, {len(kept) - bound} not told apart "
-            f"from 1 by the validation split); e.g. {kept[0]}"]
-
-
-def _calibrate(units: list, splits: list, fitted: list) -> dict:
-    """Temperatures on validation; test scores and KL to the fitted model."""
-    seeds = len(units[0]["best_step"])
-    real: dict = {key: np.concatenate([u[key] for u in units], axis=1)
-                  for key in ("nll", "ece", "accuracy", "validation_nll")}
-    real["steps"], real["validation_steps"] = units[0]["steps"], units[0][
-        "validation_steps"]
-    for key in ("best_step", "val_logits", "test_logits", "last_test_logits"):
-        real[key] = np.concatenate([u[key] for u in units])
-    real["split"] = np.repeat(np.arange(len(units)), seeds)
-    scores: dict = {key: [] for key in ("network", "network, T", "network, last step",
-                                        "generative", "generative, T", "constant")}
-    net_choices, gen_choices, kl, kl_t = [], [], [], []
-    for unit, split, model in zip(units, splits, fitted):
-        c_val, c = split.validation.c, split.test.c
-        gen_test = model.log_posterior(split.test.x)
-        gen = choose_temperature(model.log_posterior(split.validation.x), c_val)
-        nets = _choices(unit["val_logits"], c_val)
-        gen_choices.append(gen)
-        net_choices += nets
-        counts = np.bincount(split.train.c, minlength=gen_test.shape[1])
-        scores["constant"].append(_scores(np.broadcast_to(
-            np.log(counts / counts.sum()), gen_test.shape), c, 1.0))
-        scores["generative"].append(_scores(gen_test, c, 1.0))
-        scores["generative, T"].append(_scores(gen_test, c, gen.temperature))
-        log_p = log_softmax(gen_test, axis=1)
-        log_p_t = log_softmax(gen_test / gen.temperature, axis=1)
-        for z, z_last, net in zip(unit["test_logits"], unit["last_test_logits"], nets):
-            scores["network"].append(_scores(z, c, 1.0))
-            scores["network, T"].append(_scores(z, c, net.temperature))
-            scores["network, last step"].append(_scores(z_last, c, 1.0))
-            log_q = log_softmax(z, axis=1)
-            log_q_t = log_softmax(z / net.temperature, axis=1)
-            kl.append((np.exp(log_p) * (log_p - log_q)).sum(-1).mean())
-            both = not (net.kept or gen.kept)
-            kl_t.append((np.exp(log_p_t) * (log_p_t - log_q_t)).sum(-1).mean()
-                        if both else np.nan)
-    real["scores"], real["kl_to_fitted"], real["kl_to_fitted_T"] = (
-        scores, np.array(kl), np.array(kl_t))
-    real["temperatures"] = np.array([ch.temperature for ch in net_choices])
-    real["fitted_temperatures"] = np.array([ch.fitted for ch in net_choices])
-    real["kept"] = [ch.kept for ch in net_choices]
-    real["generative_temperature"] = np.array([ch.temperature for ch in gen_choices])
-    real["generative_fitted"] = np.array([ch.fitted for ch in gen_choices])
-    real["generative_kept"] = [ch.kept for ch in gen_choices]
-    real["temperature_notes"] = (_kept_note("networks", net_choices)
-                                 + _kept_note("fitted model", gen_choices))
-    first, split = units[0], splits[0]
-    gen = fitted[0].log_posterior(split.test.x)
-    t_net, t_gen = real["temperatures"][0], real["generative_temperature"][0]
-    real["probabilities"] = {
-        "network": softmax(first["test_logits"][0], axis=1),
-        "network, T": softmax(first["test_logits"][0] / t_net, axis=1),
-        "generative": softmax(gen, axis=1),
-        "generative, T": softmax(gen / t_gen, axis=1)}
-    real["test_targets"] = split.test.c
-    real["test_size"], real["validation_size"] = len(split.test.c), len(
-        split.validation.c)
-    return real

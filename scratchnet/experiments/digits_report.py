@@ -22,9 +22,10 @@ import numpy as np
 
 from ..metrics import expected_calibration_error
 from .cli import OneLineParser, non_negative, out_dir, positive
-from .digits import DigitsResult, DigitsSettings, describe_shrinkage, run_digits
+from .digits import DigitsResult, DigitsSettings, run_digits
 from .pool import cpu_count
 from .real import BUNDLED, REAL_SETTINGS, SCALINGS, run_real
+from .selection import describe_shrinkage
 
 __all__ = ["build_parser", "digits_table", "main", "real_main", "write_digits"]
 
