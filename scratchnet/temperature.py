@@ -304,11 +304,12 @@ def choose_temperature(logits: Any, targets: Any, *,
     function decides whether to *use* it.  It keeps :math:`T = 1` where
 
     * the fit ended at a bound of its search (a validation set that the
-      network separates perfectly drives :math:`T 	o 0`, a hundredfold
-      sharpening at the default bound), or
+      network separates perfectly drives :math:`T \to 0`), or
     * the held-out set is too small to tell the fitted :math:`T` from 1:
-      :math:`|1/T^st - 1|` is at most ``z`` standard errors of
-      :math:`eta^st = 1/T^st`.
+      :math:`|1/T^\ast - 1|` is at most ``z`` standard errors of
+      :math:`\beta^\ast = 1/T^\ast`, or the temperatures fitted on each
+      half of the set (alternate rows) do not lower the other half's summed
+      NLL (two-fold cross-validation of the fit itself).
 
     Parameters
     ----------
@@ -336,15 +337,15 @@ def choose_temperature(logits: Any, targets: Any, *,
 
     Notes
     -----
-    :math:`eta^st` solves :math:`rac1n \sum_j g_j(eta) = 0` with
-    :math:`g_j(eta) = \mathbb{E}_{q_eta}[z_j] - z_{j c_j}`, the derivative
+    :math:`\beta^\ast` solves :math:`\frac1n \sum_j g_j(\beta) = 0` with
+    :math:`g_j(\beta) = \mathbb{E}_{q_\beta}[z_j] - z_{j c_j}`, the derivative
     of sample :math:`j`'s loss; as for any such M-estimator its standard
     error is the robust ("sandwich") one,
 
     .. math::
 
-        \operatorname{se}(eta^st) = rac{\sqrt{rac1n \sum_j g_j^2 / n}}
-            {rac1n \sum_j \operatorname{Var}_{q_eta}[z_j]} ,
+        \operatorname{se}(\beta^\ast) = \frac{\sqrt{\frac1n \sum_j g_j^2 / n}}
+            {\frac1n \sum_j \operatorname{Var}_{q_\beta}[z_j]} ,
 
     which stays honest when a few misclassified samples carry the fit: a
     network with one error on 145 validation digits
@@ -356,7 +357,7 @@ def choose_temperature(logits: Any, targets: Any, *,
     Examples
     --------
     Forty rows with the same logits, thirty right: the softmax of
-    :math:`(2 / T, 0)` should give 3/4, so :math:`T^st = 2 / \log 3`, well
+    :math:`(2 / T, 0)` should give 3/4, so :math:`T^\ast = 2 / \log 3`, well
     away from 1 for forty samples.  Four rows cannot say as much:
 
     >>> import scratchnet as sn
