@@ -138,7 +138,7 @@ class LabelledClassifier(ClassifierMixin, BaseEstimator):
         positive one: a :class:`~scratchnet.ScratchnetWarning` says so, since
         a log-loss computed from such an output is infinite (or, clipped as
         scikit-learn's ``log_loss`` clips it, far too small).  Use
-        :meth:`predict_log_proba`, or :func:`scratchnet.metrics.nll_scorer`,
+        ``predict_log_proba``, or :func:`scratchnet.metrics.nll_scorer`,
         which is exact.
         """
         return exp_with_warning(self.predict_log_proba(X))
@@ -176,7 +176,8 @@ class GaussianClassifier(LabelledClassifier):
         standardise them first (scikit-learn's ``StandardScaler``).
     covariance : {"full", "tied", "diag"}, default "full"
         One covariance per class (QDA), one shared (``"tied"``, LDA) or
-        diagonal ones (naive Bayes); see :func:`fit_gaussian_kind`.
+        diagonal ones (naive Bayes); see
+        :func:`scratchnet._estimator_parts.fit_gaussian_kind`.
 
     Attributes
     ----------
