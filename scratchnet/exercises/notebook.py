@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from .catalogue import OWN
-from .layout import import_block
+from .layout import import_block, mark_unused_imports
 
 __all__ = ["docstring_markdown", "notebook_json", "notebook_modules"]
 
@@ -152,6 +152,10 @@ def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict
             checks = [f"assert_examples({name})  # your instructor's exercise"
                       if i in OWN else f'assert_passes("{i}", {name})' for i in ids]
             cells.append(_cell("code", "\n".join(checks), "check"))
+    code = ["".join(cell["source"]) for cell in cells[2:] if cell["cell_type"] == "code"]
+    cells[1] = _cell("code", mark_unused_imports(
+        "".join(cells[1]["source"]), "\n\n".join(code),
+        "for your answers and the examples"), "given", "*")
     for i, cell in enumerate(cells):
         cell["id"] = f"cell-{i}"
     return {"cells": cells, "metadata": {
