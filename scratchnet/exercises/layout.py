@@ -64,7 +64,7 @@ def signature(name: str, args: ast.arguments, returns: str, indent: str) -> str:
 
 
 def _member_key(name: str) -> tuple:
-    """isort's order of the names of one ``from`` import: constants, classes, the rest."""
+    """isort's order of a ``from`` line's names: constants, classes, the others."""
     bare = name.split(" as ")[0]
     kind = 0 if len(bare) > 1 and bare.isupper() else 1 if bare[:1].isupper() else 2
     return kind, bare.lower(), bare
@@ -128,7 +128,7 @@ def import_block(lines) -> List[str]:
                 else 1 if top == "numpy" else 0)
 
     out, last = [], None
-    for module, kind, member, line in sorted(
+    for module, _, _, line in sorted(
             entries, key=lambda e: (group(e[0]), e[1], e[0].lower(), e[2])):
         if last is not None and group(module) != last:
             out.append("")

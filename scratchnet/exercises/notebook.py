@@ -53,7 +53,7 @@ def docstring_markdown(name: str, doc: str) -> str:
 
     Examples
     --------
-    >>> doc = "Sum :math:`x + y`.\\n\\nNotes\\n-----\\nSee ``y``."
+    >>> doc = "Sum :math:`x +\\n    y`.\\n\\nNotes\\n-----\\nSee ``y``."
     >>> print(docstring_markdown("f", doc))
     ### `f`
     <BLANKLINE>
@@ -63,6 +63,8 @@ def docstring_markdown(name: str, doc: str) -> str:
     <BLANKLINE>
     See `y`.
     """
+    doc = re.sub(r":math:`([^`]*)`",   # a role broken over lines: on one line
+                 lambda m: ":math:`" + " ".join(m.group(1).split()) + "`", doc)
     out, lines, in_math, in_code = [f"### `{name}`", ""], doc.splitlines(), False, False
     for i, line in enumerate(lines):
         if set(line.strip()) == {"-"} and i:
@@ -152,7 +154,8 @@ def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict
             checks = [f"assert_examples({name})  # your instructor's exercise"
                       if i in OWN else f'assert_passes("{i}", {name})' for i in ids]
             cells.append(_cell("code", "\n".join(checks), "check"))
-    code = ["".join(cell["source"]) for cell in cells[2:] if cell["cell_type"] == "code"]
+    code = ["".join(cell["source"]) for cell in cells[2:]
+            if cell["cell_type"] == "code"]
     cells[1] = _cell("code", mark_unused_imports(
         "".join(cells[1]["source"]), "\n\n".join(code),
         "for your answers and the examples"), "given", "*")

@@ -25,7 +25,7 @@ import importlib
 import inspect
 import textwrap
 import types
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, ClassVar, Dict, Sequence, Tuple
 
 from . import key_models, key_scores
 from .docstrings import example_names, exercise_docstring, free_names
@@ -227,8 +227,9 @@ class _Builtins(ast.NodeTransformer):
     linted) today, where ``Dict`` and ``Tuple`` are deprecated aliases.
     """
 
-    _NAMES = {"Dict": "dict", "List": "list", "Tuple": "tuple", "Set": "set",
-              "FrozenSet": "frozenset", "Type": "type"}
+    _NAMES: ClassVar[Dict[str, str]] = {
+        "Dict": "dict", "List": "list", "Tuple": "tuple", "Set": "set",
+        "FrozenSet": "frozenset", "Type": "type"}
 
     def _annotation(self, node):
         if node is None:
