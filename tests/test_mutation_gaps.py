@@ -407,3 +407,29 @@ def test_the_gaussian_models_messages_word_for_word(make, error, message):
     with pytest.raises(error) as info:
         make()
     assert str(info.value) == message
+
+
+# --- readouts: reading back what an option of the loss distorted --------------------
+
+
+def test_cross_entropy_readout_refuses_a_negative_label_smoothing():
+    f = np.log([[1.0, 4.0]])
+    with pytest.raises(ValueError, match=r"label_smoothing must be in \[0, 1\); "
+                                         r"got -0\.1"):
+        sn.readouts.cross_entropy_log_proba(f, label_smoothing=-0.1)
+
+
+def test_cross_entropy_readout_undoes_no_smoothing_by_default():
+    # logits log(1, 4): the softmax is (1, 4) / 5, written out by hand
+    got = sn.readouts.cross_entropy_log_proba(np.log([[1.0, 4.0], [3.0, 1.0]]))
+    np.testing.assert_allclose(got, np.log([[0.2, 0.8], [0.75, 0.25]]), rtol=1e-15)
+
+
+def test_binary_readout_takes_pos_weight_as_a_scalar_or_one_entry():
+    # logit log 9 under pos_weight 9: logit p = log 9 - log 9 = 0, p = 1/2
+    for w in (9.0, np.array([9.0])):
+        got = sn.readouts.binary_log_proba([[math.log(9.0)]], pos_weight=w)
+        np.testing.assert_allclose(got, np.log([[0.5, 0.5]]), rtol=1e-15)
+    with pytest.raises(ValueError, match=r"pos_weight must be a scalar or have "
+                                         r"shape \(1,\); got shape \(2,\)"):
+        sn.readouts.binary_log_proba([[0.0]], pos_weight=np.array([9.0, 9.0]))
