@@ -16,7 +16,6 @@ import pytest
 
 from scratchnet.exercises import assert_passes, check, make
 from scratchnet.exercises.course import submission_package
-from scratchnet.exercises.notebook import cell_lines, in_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 OWN = ROOT / "examples" / "label_smoothing.py"
@@ -179,6 +178,8 @@ def test_a_math_role_over_two_lines_is_typeset_in_the_notebook(tmp_path):
 
 
 def test_a_notebook_students_error_names_the_cell_and_the_line(tmp_path):
+    from scratchnet.exercises.notebook import cell_lines, in_cells
+
     path = make(["softmax"], tmp_path / "nb", notebook=True)[0]
     nb = json.loads(path.read_text())
     number, cell = next((i, c) for i, c in enumerate(nb["cells"], 1)
