@@ -230,3 +230,36 @@ def test_assert_passes_says_what_passed_and_carries_forward(capsys):
         with pytest.raises(AssertionError, match="values"):
             assert_passes("cross_entropy_grad", space["without_one_over_n"])
     assert space["softmax"].__code__.co_names == ("np", "exp", "sum")   # restored
+
+
+def test_the_kits_api_page_leaves_no_tex_raw():
+    """``api/exercises.html`` of the built site: outside the typeset math, no ``$$``
+    nor ``\\(`` (the hand-out's own docstrings showed ``$$$`` in an example)."""
+    from html.parser import HTMLParser
+
+    from _site import built_site
+
+    class Text(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.depth, self.stack, self.parts = 0, [], []
+
+        def handle_starttag(self, tag, attrs):
+            math = "math" in (dict(attrs).get("class") or "").split()
+            if tag not in ("br", "img", "meta", "link", "input", "hr"):
+                self.stack.append(math)
+                self.depth += math
+
+        def handle_endtag(self, tag):
+            if tag not in ("br", "img", "meta", "link", "input", "hr") and self.stack:
+                self.depth -= self.stack.pop()
+
+        def handle_data(self, data):
+            if not self.depth:
+                self.parts.append(data)
+
+    page = Text()
+    page.feed((built_site() / "api" / "exercises.html").read_text())
+    text = "".join(page.parts)
+    assert "make" in text and "cell_lines" in text   # the page, read
+    assert [d for d in ("$$", "\\(", "\\[") if d in text] == []
