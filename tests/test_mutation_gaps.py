@@ -10,6 +10,7 @@ or plain-Python sums, never with the code under test.
 
 import math
 import re
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -407,3 +408,110 @@ def test_the_gaussian_models_messages_word_for_word(make, error, message):
     with pytest.raises(error) as info:
         make()
     assert str(info.value) == message
+
+
+# --- readouts: reading back what an option of the loss distorted --------------------
+
+
+def test_cross_entropy_readout_refuses_a_negative_label_smoothing():
+    f = np.log([[1.0, 4.0]])
+    with pytest.raises(ValueError, match=r"label_smoothing must be in \[0, 1\); "
+                                         r"got -0\.1"):
+        sn.readouts.cross_entropy_log_proba(f, label_smoothing=-0.1)
+
+
+def test_cross_entropy_readout_undoes_no_smoothing_by_default():
+    # logits log(1, 4): the softmax is (1, 4) / 5, written out by hand
+    got = sn.readouts.cross_entropy_log_proba(np.log([[1.0, 4.0], [3.0, 1.0]]))
+    np.testing.assert_allclose(got, np.log([[0.2, 0.8], [0.75, 0.25]]), rtol=1e-15)
+
+
+def test_binary_readout_takes_pos_weight_as_a_scalar_or_one_entry():
+    # logit log 9 under pos_weight 9: logit p = log 9 - log 9 = 0, p = 1/2
+    for w in (9.0, np.array([9.0])):
+        got = sn.readouts.binary_log_proba([[math.log(9.0)]], pos_weight=w)
+        np.testing.assert_allclose(got, np.log([[0.5, 0.5]]), rtol=1e-15)
+    with pytest.raises(ValueError, match=r"pos_weight must be a scalar or have "
+                                         r"shape \(1,\); got shape \(2,\)"):
+        sn.readouts.binary_log_proba([[0.0]], pos_weight=np.array([9.0, 9.0]))
+
+
+def test_readouts_name_a_bad_weight_and_refuse_an_infinite_one():
+    f = np.zeros((1, 2))
+    with pytest.raises(ValueError, match="weight must be finite; got inf at index 1"):
+        sn.readouts.cross_entropy_log_proba(f, weight=[1.0, np.inf])
+    with pytest.raises(ValueError, match="pos_weight must not contain NaN"):
+        sn.readouts.binary_log_proba([[0.0]], pos_weight=np.nan)
+    with pytest.raises(ValueError, match=r"the binary readout takes one output per "
+                                         r"input, class 1's logit: outputs of shape "
+                                         r"\(N, 1\); got shape \(1, 2\)"):
+        sn.readouts.binary_log_proba(f)
+
+
+def test_readouts_keep_float32_when_they_undo_a_weight():
+    f = np.log(np.array([[1.0, 4.0]], dtype=F32))
+    got = sn.readouts.cross_entropy_log_proba(f, weight=[1.0, 4.0])
+    assert got.dtype == F32
+    np.testing.assert_allclose(got, np.log([[0.5, 0.5]]), rtol=1e-6)
+    got = sn.readouts.binary_log_proba(np.array([[math.log(9.0)]], dtype=F32),
+                                       pos_weight=9.0)
+    assert got.dtype == F32
+    np.testing.assert_allclose(got, np.log([[0.5, 0.5]]), atol=1e-6)
+
+
+def test_smoothing_readout_clips_an_overshoot_at_one_before_renormalising():
+    # eps = 0.2, M = 2: r = (0.95, 0.05) gives (r - 0.1) / 0.8 = (1.0625, -0.0625),
+    # clipped to (1, 1e-4) (MSE_FLOOR) and renormalised: (1, 1e-4) / 1.0001
+    got = sn.readouts.cross_entropy_log_proba(np.log([[0.95, 0.05]]),
+                                              label_smoothing=0.2)
+    floor = sn.readouts.MSE_FLOOR
+    assert floor == 1e-4
+    want = [math.log(1 / (1 + floor)), math.log(floor / (1 + floor))]
+    np.testing.assert_allclose(got[0], want, rtol=1e-12)
+
+
+# --- temperature scaling ----------------------------------------------------------
+
+# Four inputs with logits (2, 0), three of class 0: the softmax of (2/T, 0) should be
+# (3/4, 1/4), so the held-out NLL is least at T* = 2 / log 3 = 1.8205.
+Z4, T4 = [[2.0, 0.0]] * 4, [0, 0, 0, 1]
+
+
+def test_fit_temperature_finds_a_minimum_inside_narrow_bounds():
+    found = sn.temperature.fit_temperature(Z4, T4, bounds=(0.5, 3.0))
+    assert found == pytest.approx(2 / math.log(3), rel=1e-12)
+
+
+@pytest.mark.parametrize("bounds, side", [
+    ((2.5, 10.0), "the NLL still falls as T drops below T_min = 2.5 (the logits "
+                  "separate every class of these data)"),
+    ((0.5, 1.5), "the NLL still falls as T grows past T_max = 1.5 (the logits rank "
+                 "the right class no better than chance)")])
+def test_fit_temperature_returns_the_bound_beyond_which_its_minimum_lies(bounds, side):
+    bound = bounds[0] if "T_min" in side else bounds[1]
+    with pytest.warns(sn.ScratchnetWarning) as caught:
+        found = sn.temperature.fit_temperature(Z4, T4, bounds=bounds)
+    assert found == bound
+    (warning,) = caught
+    assert str(warning.message) == (
+        f"fit_temperature returned its bound {bound:g}: {side}; the minimum lies "
+        "beyond it (use more held-out data, or widen bounds)")
+    # it points at the caller's line, not at temperature.py's (under mutmut a
+    # trampoline stands between the test and fit_temperature: no == __file__ here)
+    assert Path(warning.filename).name != "temperature.py"
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: sn.temperature.temperature_scale(np.zeros((1, 2)), np.inf),
+     r"temperature must be in \(0, inf\); got inf"),
+    (lambda: sn.temperature.fit_temperature([[np.inf, 0.0]], [0]),
+     r"logits must be finite; got inf at index \(0, 0\)"),
+    (lambda: sn.temperature.fit_temperature(Z4, T4, bounds=(0.1, np.inf)),
+     r"bounds\[1\] must be in \(0.1, inf\); got inf"),
+    (lambda: sn.temperature.fit_temperature(Z4, T4, bounds=(1.0, 1.0)),
+     r"bounds\[1\] must be in \(1, inf\); got 1"),
+    (lambda: sn.temperature.fit_temperature(Z4, T4, bounds=(0.0, 1.0)),
+     r"bounds\[0\] must be in \(0, inf\]; got 0")])
+def test_temperature_refuses_what_has_no_finite_temperature(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()

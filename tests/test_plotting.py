@@ -5,10 +5,12 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgb
 
 import scratchnet as sn
 from scratchnet import plotting
+from scratchnet.plotting.style import CLASS_COLORS
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +62,16 @@ def test_posterior_fit_draws_posterior_network_and_densities():
     assert all(line.get_linestyle() == "--" for line in dashed)
     np.testing.assert_allclose(dashed[2].get_ydata(), 0.9 * p1)
     np.testing.assert_allclose(dashed[3].get_ydata(), 1 - 0.9 * p1)
-    assert dashed[3].get_color() == "0.0"  # the last snapshot is black
+    # one colour per class: each snapshot's class-2 curve is class 2's colour,
+    # lightened (first) or darkened (last); never a grey shared by both classes
+    blue, orange = (np.array(to_rgb(c)) for c in CLASS_COLORS[:2])
+    for line, base in zip(dashed, (blue, orange, blue, orange)):
+        rgb = np.array(to_rgb(line.get_color()))
+        assert np.ptp(rgb) > 0.2   # not a grey
+        assert np.argmax(rgb) == np.argmax(base) and np.argmin(rgb) == np.argmin(base)
+    dark, light = (np.array(to_rgb(dashed[j].get_color())) for j in (3, 1))
+    assert np.all(dark <= orange) and dark.sum() < orange.sum() - 0.3   # the last
+    assert np.all(light >= orange) and light.sum() > orange.sum() + 0.3   # the first
     # the shaded class densities P(x|c) P(c) reach 0.5 * N(0; 0, 1) and 0.5 * N(3; 3, 1)
     assert len(ax.collections) == 2
     for shade, mu in zip(ax.collections, (0.0, 3.0)):
@@ -156,9 +167,36 @@ def test_figures_that_name_the_original_study_cite_it():
     for fig in (sn.experiments.convergence_figure([result]),
                 sn.experiments.posterior_figure(result)):
         assert any(citation in t.get_text().replace(",\n", ", ") for t in fig.texts)
-    legend = sn.experiments.convergence_figure([result]).axes[1].get_legend()
-    assert "original study (Xie, 2024), 10,000 steps" in [
+    legend = sn.experiments.convergence_figure([result]).legends[0]
+    assert "original study (Xie, 2024), right panel, 10,000 steps" in [
         t.get_text() for t in legend.get_texts()]
+
+
+def test_the_convergence_figure_says_its_seeds_and_both_panels_share_its_legend():
+    runs = [sn.experiments.run("separated", "textbook", steps=20, seed=s)
+            for s in (0, 1, 2)]
+    fig = sn.experiments.convergence_figure(runs)
+    assert fig._suptitle.get_text().endswith(": median and range over 3 seeds")
+    assert not any(ax.get_legend() for ax in fig.axes)   # one legend, the figure's
+    (legend,) = fig.legends
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    below = legend.get_window_extent(renderer)
+    boxes = [ax.get_window_extent(renderer) for ax in fig.axes]
+    assert all(below.y1 < box.y0 for box in boxes)   # under both panels, across them
+    assert below.x0 < boxes[0].x1 and below.x1 > boxes[1].x0
+    one = sn.experiments.convergence_figure(runs[:1])
+    assert one._suptitle.get_text().endswith(": one seed (0) per curve")
+
+
+def test_the_posterior_figure_gives_each_axis_label_one_meaning():
+    x = np.linspace(-4, 7, 50)
+    ax = plotting.plot_posterior_fit(sn.tasks.separated(), x)
+    assert ax.get_ylabel() == r"probability $P(c\mid x)$, $q(c\mid x)$"
+    (right,) = ax.child_axes   # the densities, on the same scale
+    assert right.get_ylabel() == r"density $P(x\mid c)\,P(c)$"
+    assert len(ax.figure.axes) == 1
+    bare = plotting.plot_posterior_fit(sn.tasks.separated(), x, densities=False)
+    assert not bare.child_axes
 
 
 def test_training_curve_smooths_and_marks_the_bayes_loss():

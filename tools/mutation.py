@@ -50,7 +50,15 @@ CORE = {
     "two_gaussians": ["test_gaussian.py"],
     "_mixture": ["test_gaussian.py"],
     "bayes": ["test_bayes.py"],
+    "readouts": ["test_readouts.py", "test_readouts_undo_options.py",
+                 "test_fast_readout.py"],
+    "temperature": ["test_digits.py", "test_argument_kinds.py"],
 }
+#: What the tests read besides the package and the tests themselves, copied with
+#: them into the directory where mutmut runs them: the configuration, the
+#: examples, the notebooks and the docs some tests compare with, ``.gitignore``.
+ALSO_COPY = ["conftest.py", "setup.cfg", "pyproject.toml", ".gitignore", "README.md",
+             "benchmarks", "docs", "examples", "notebooks", "scripts", "tools"]
 #: Test files that check many modules at once (included when present).
 SHARED_TESTS = ["test_extremes.py", "test_parity_scipy.py", "test_parity_torch.py",
                 "test_bad_inputs.py", "test_mutation_gaps.py"]
@@ -71,9 +79,9 @@ def _copy_tree(dest: Path) -> None:
 def _config(modules: list[str]) -> str:
     tests = sorted({t for m in modules for t in CORE[m]}
                    | {t for t in SHARED_TESTS if (ROOT / "tests" / t).exists()})
-    lines = ["", "[mutmut]", "source_paths = scratchnet",
-             "also_copy =", "    conftest.py", "    benchmarks",  # the torch parity
-             "only_mutate ="]
+    lines = ["", "[mutmut]", "source_paths = scratchnet", "also_copy ="]
+    lines += [f"    {name}" for name in ALSO_COPY if (ROOT / name).exists()]
+    lines += ["only_mutate ="]
     lines += [f"    scratchnet/{m}.py" for m in modules]
     lines += ["pytest_add_cli_args_test_selection ="]
     lines += [f"    tests/{t}" for t in tests]

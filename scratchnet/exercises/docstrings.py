@@ -24,7 +24,8 @@ import re
 import textwrap
 from typing import Iterable, List, Sequence, Set
 
-__all__ = ["example_names", "exercise_docstring", "free_names"]
+__all__ = ["example_names", "exercise_docstring", "free_names", "plain_math",
+           "summary_sentence"]
 
 _LIBRARY_CALL = re.compile(r"\b(?:sn|scratchnet)(?:\.\w+)*\.(\w+)\b")
 _IMPORT_LIBRARY = re.compile(
@@ -157,7 +158,7 @@ def exercise_docstring(text: str, covers: Sequence[str],
     ...     array([2., 2.])
     ...     \"\"\"'''
     >>> out = exercise_docstring(doc, ["x"], ["axis"])
-    >>> print(out.replace(">>>", "$$$"))
+    >>> print(out.replace(">>>", "%%%"))
         \"\"\"Sum.
     <BLANKLINE>
         Parameters
@@ -166,7 +167,7 @@ def exercise_docstring(text: str, covers: Sequence[str],
     <BLANKLINE>
         Examples
         --------
-        $$$ total(np.ones(2))
+        %%% total(np.ones(2))
         2.0
         \"\"\"
     """
@@ -250,3 +251,58 @@ def free_names(tree: ast.AST, params: Sequence[str]) -> List[str]:
     loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
               and isinstance(n.ctx, ast.Load)}
     return sorted(loaded - stored - set(params) - set(dir(builtins)))
+
+
+def plain_math(tex: str) -> str:
+    r"""TeX as plain text for a message: ``\mathrm{onehot}_t`` is ``onehot_t``.
+
+    Parameters
+    ----------
+    tex : str
+        The inside of a ``:math:`` role.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> plain_math(r"y' = 0.9\,\mathrm{onehot}_t + \frac{0.1}{M}")
+    "y' = 0.9 onehot_t + (0.1)/(M)"
+    """
+    text = re.sub(r"\\[,;:! ]|\\quad", " ", tex)
+    text = re.sub(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"(\1)/(\2)", text)
+    text = re.sub(r"\\(?:mathrm|operatorname|text|mathbf|mathbb|mathcal)\s*"
+                  r"\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"\\cdot\b", "*", text)
+    text = re.sub(r"\\(?:left|right|[bB]ig[lr]?)\b", "", text)
+    text = re.sub(r"\\([A-Za-z]+)", r"\1", text).replace("{", "").replace("}", "")
+    return " ".join(text.split())
+
+
+def summary_sentence(doc: str) -> str:
+    r"""The first sentence of a docstring, its math as plain text, no full stop.
+
+    What a stub says of an instructor's exercise: a whole sentence, never one
+    cut where a line breaks or where a formula was.
+
+    Parameters
+    ----------
+    doc : str
+        A docstring (cleaned, as ``inspect.getdoc`` gives it).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> summary_sentence(r'''Label-smoothed cross-entropy: the batch mean of
+    ... :math:`-\sum_i y'_i \log q_i`.  Finite for large logits.''')
+    "Label-smoothed cross-entropy: the batch mean of -sum_i y'_i log q_i"
+    """
+    paragraph = " ".join(doc.strip().split("\n\n")[0].split())
+    paragraph = re.sub(r":math:`([^`]*)`", lambda m: plain_math(m.group(1)), paragraph)
+    paragraph = re.sub(r":\w+:`~?([^`]*)`", r"\1", paragraph).replace("``", "")
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z(`])", paragraph)[0]
+    return first.rstrip(".").strip()

@@ -37,13 +37,13 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence
 
 from .catalogue import CATALOGUE, OWN, Exercise, select
+from .docstrings import summary_sentence
 
 __all__ = ["REGISTRY", "OwnExercise", "child_homes", "exercise", "load_exercises",
            "load_own"]
@@ -113,7 +113,8 @@ def exercise(*, points: float = 5, covers: Sequence[str] | None = None,
     module : str, optional
         The hand-out's module that holds it (default: the file's name).
     hint : str, optional
-        What the stub says (default: the docstring's first line, without math).
+        What the stub says (default: the docstring's first sentence, its math as
+        plain text).
     rtol, atol : float
         How close the values must be.
     float32 : bool, default False
@@ -136,8 +137,7 @@ def exercise(*, points: float = 5, covers: Sequence[str] | None = None,
     def register(reference: Callable) -> Callable:
         file = inspect.getsourcefile(reference) or ""
         name = reference.__name__
-        doc = (inspect.getdoc(reference) or name).splitlines()[0].rstrip(".")
-        plain = re.sub(r"\s*:math:`[^`]*`", "", doc).rstrip(" :")  # no markup
+        plain = summary_sentence(inspect.getdoc(reference) or name)
         params = list(inspect.signature(reference).parameters)
         entry = Exercise(name, module or Path(file).stem or "own", plain, points,
                          tuple(covers or params), tuple(given), tuple(uses),

@@ -25,7 +25,7 @@ import importlib
 import inspect
 import textwrap
 import types
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, ClassVar, Dict, Sequence, Tuple
 
 from . import key_models, key_scores
 from .docstrings import example_names, exercise_docstring, free_names
@@ -33,7 +33,8 @@ from .layout import signature
 from .own import REGISTRY
 
 __all__ = ["STUB_HINTS", "chapter_module", "covered_arguments", "free_names",
-           "function_text", "is_validator", "reference", "stub_message"]
+           "function_text", "is_validator", "reference", "stub_line",
+           "stub_message"]
 
 STUB_HINTS = ("none", "pointer", "formula")
 POINTERS = {**key_scores.POINTERS, **key_models.POINTERS}
@@ -219,6 +220,76 @@ def _body_text(src: str, node: ast.FunctionDef, namespace: Dict[str, Any],
     return "\n".join(ast.unparse(s) for s in new.body), new
 
 
+class _Builtins(ast.NodeTransformer):
+    """Annotations with the builtin generics: ``dict[str, float]`` for ``Dict[...]``.
+
+    The key is written for Python 3.8's ``typing``; a hand-out is read (and
+    linted) today, where ``Dict`` and ``Tuple`` are deprecated aliases.
+    """
+
+    _NAMES: ClassVar[Dict[str, str]] = {
+        "Dict": "dict", "List": "list", "Tuple": "tuple", "Set": "set",
+        "FrozenSet": "frozenset", "Type": "type"}
+
+    def _annotation(self, node):
+        if node is None:
+            return None
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id in self._NAMES:
+                sub.id = self._NAMES[sub.id]
+        return node
+
+    def visit_arg(self, node):
+        node.annotation = self._annotation(node.annotation)
+        return node
+
+    def visit_FunctionDef(self, node):
+        node.returns = self._annotation(node.returns)
+        self.visit(node.args)
+        return node
+
+
+def stub_line(message: str, indent: str = "") -> str:
+    """The stub's ``raise NotImplementedError(message)``, wrapped at 88 columns.
+
+    Parameters
+    ----------
+    message : str
+    indent : str
+        The function's indentation (a method's is four spaces).
+
+    Returns
+    -------
+    str
+        One line, or the message cut at spaces into strings that Python joins.
+
+    Examples
+    --------
+    >>> print(stub_line("log_softmax: the log of each row's softmax, finite where the "
+    ...                 "probability underflows"))
+        raise NotImplementedError(
+            "log_softmax: the log of each row's softmax, finite where the probability "
+            "underflows"
+        )
+    """
+    def quoted(text: str) -> str:
+        return f'"{text}"' if '"' not in text and "\\" not in text else repr(text)
+
+    line = f"    raise NotImplementedError({quoted(message)})"
+    if len(indent + line) <= 88:
+        return line
+    width = 88 - len(indent) - 8 - 2
+    pieces, piece = [], ""
+    for word in message.split(" "):
+        if piece and len(piece) + len(word) + 1 > width:
+            pieces.append(piece)
+            piece = ""
+        piece += word + " "
+    pieces.append(piece[:-1])
+    return "\n".join(["    raise NotImplementedError(",
+                      *[f"        {quoted(p)}" for p in pieces if p], "    )"])
+
+
 def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
                   keyed: bool, namespace: Dict[str, Any], indent: str = "") -> tuple:
     """A function of the hand-out: signature, the student's docstring, stub or body.
@@ -254,7 +325,7 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
     (False, True, ['Any', 'np', 'sigmoid'])
     """
     src = textwrap.dedent(inspect.getsource(obj))
-    node = ast.parse(src).body[0]
+    node = _Builtins().visit(ast.parse(src).body[0])
     everything = [a.arg for a in node.args.posonlyargs + node.args.args
                   + node.args.kwonlyargs]
     covers = everything if covers is None else list(covers)
@@ -274,12 +345,7 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
     for annotation in annotations + ([node.returns] if node.returns else []):
         names += free_names(annotation, [])
     if stub is not None:
-        line = f'    raise NotImplementedError("{stub}")' if '"' not in stub \
-            and "\\" not in stub else \
-            f"    raise NotImplementedError({stub!r})"
-        if len(indent + line) > 88:
-            line = line.replace("Error(", "Error(\n        ").replace('")', '"\n    )')
-        parts.append(line)
+        parts.append(stub_line(stub, indent))
         if keyed:   # what the answer will call, imported where the package has it
             _, tree = _body_text(src, node, namespace, keyed)
             names += [f"?{n}" for n in free_names(tree, params)]

@@ -353,20 +353,35 @@ def convergence_figure(results: Iterable[ExperimentResult]) -> Figure:
     >>> [ax.get_yscale() for ax in fig.axes]
     ['log', 'log']
     """
-    rows = summarize(_results(results, "results"), over_seeds=True)
+    results = _results(results, "results")
+    rows = summarize(results, over_seeds=True)
     from matplotlib.figure import Figure
 
     from ..plotting import plot_convergence
 
-    fig = Figure(figsize=(13.5, 5.0))  # the legend on the right, outside the axes
-    fig.subplots_adjust(left=0.06, right=0.8, bottom=0.15, top=0.91, wspace=0.22)
+    fig = Figure(figsize=(13.5, 5.6))  # one legend under both axes
+    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.27, top=0.91, wspace=0.18)
     ax_kl, ax_max = fig.subplots(1, 2)
     plot_convergence(rows, "expected_kl", ax=ax_kl)
-    ax_kl.get_legend().remove()  # the right axes' legend names both
     plot_convergence(rows, "max_abs_error", ax=ax_max, reference=ORIGINAL_REPORTED,
                      reference_step=ORIGINAL_REPORTED_STEP,
-                     reference_label="original study (Xie, 2024)")
-    fig.suptitle(r"convergence of $q(c\mid x)$ to the Bayes posterior $P(c\mid x)$")
+                     reference_label="original study (Xie, 2024), right panel")
+    legend = ax_max.get_legend()
+    fig.legend(legend.legend_handles, [t.get_text() for t in legend.get_texts()],
+               loc="lower center", bbox_to_anchor=(0.5, 0.06), ncol=6,
+               fontsize="small", frameon=False)
+    ax_kl.get_legend().remove()
+    legend.remove()
+    seeds = {(r.task, r.recipe): set() for r in results}
+    for r in results:
+        seeds[(r.task, r.recipe)].add(r.seed)
+    counts = sorted({len(s) for s in seeds.values()})
+    first = sorted({r.seed for r in results})
+    shown = ("one seed (" + ", ".join(map(str, first)) + ") per curve" if counts == [1]
+             else f"median and range over {counts[0]} seeds" if len(counts) == 1
+             else f"median and range over {counts[0]} to {counts[-1]} seeds")
+    fig.suptitle(r"convergence of $q(c\mid x)$ to the Bayes posterior $P(c\mid x)$: "
+                 + shown)
     fig.text(0.01, 0.01, _CITATION, fontsize="x-small", color="0.3")
     return fig
 

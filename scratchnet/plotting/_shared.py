@@ -32,6 +32,17 @@ def class_colors(num_classes: int) -> list[tuple[float, float, float]]:
     return [to_rgb(CLASS_COLORS[i % len(CLASS_COLORS)]) for i in range(num_classes)]
 
 
+def shade(color: Any, amount: float) -> tuple[float, float, float]:
+    """``color`` lightened towards white (``amount < 0``) or darkened towards black.
+
+    One colour per class, several curves of it: a network's snapshots go from
+    light (early) to dark (late) in the class's colour.
+    """
+    rgb = np.array(to_rgb(color))
+    mixed = rgb + (1 - rgb) * -amount if amount < 0 else rgb * (1 - amount)
+    return tuple(float(v) for v in mixed)
+
+
 def check_ax(ax: Any) -> None:
     """``ax`` must be None or a matplotlib Axes (checked before any drawing)."""
     if ax is not None and not isinstance(ax, Axes):

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.legend_handler import HandlerTuple
 from matplotlib.patches import Patch
 
 from .._validation import as_float_array, as_generator, check_positive_int
@@ -28,6 +29,7 @@ from ._shared import (
     model_function,
     new_axes,
     predict_probabilities,
+    shade,
 )
 
 __all__ = ["plot_posterior_fit", "plot_posterior_map"]
@@ -55,15 +57,16 @@ def plot_posterior_fit(
         taken): finite and increasing.
     probs : array_like, shape (n, M) or (k, n, M), optional
         The network's :math:`q(c \mid x)` on ``x`` (rows summing to 1), one
-        array per snapshot, drawn as dashed lines from light grey (first) to
-        black (last).
+        array per snapshot, drawn as dashed lines in each class's colour, from
+        light (first) to dark (last).
     labels : sequence of k str, optional
         Legend text of each snapshot, e.g. ``"1000 steps"``.
     band : array_like, shape (k, 2, n, M), optional
         The lowest and highest :math:`q(c \mid x)` over seeds at each snapshot,
-        shaded in the snapshot's grey around its dashed line (the median).
+        shaded in the snapshot's colour around its dashed line (the median).
     densities : bool, default True
-        Shade :math:`P(x \mid c) P(c)` of each class under the curves.
+        Shade :math:`P(x \mid c) P(c)` of each class under the curves, read on
+        the right axis (the same scale; the left one reads probabilities).
     boundaries : bool, default True
         For two classes, mark the Bayes decision boundaries in the plotted
         range, the inputs where :math:`P(c_1 \mid x) = 1/2`
@@ -120,17 +123,23 @@ def plot_posterior_fit(
     for i in range(num_classes):
         ax.plot(x, posterior[:, i], color=colors[i], lw=2.5,
                 label=rf"$P(c_{i + 1}\mid x)$")
+    snapshots: dict = {}   # the first line of a snapshot -> its lines, for the legend
     if probs is not None:
         k = probs.shape[0]
-        greys = np.linspace(0.72, 0.0, k) if k > 1 else [0.0]
+        shades = np.linspace(-0.6, 0.35, k) if k > 1 else [0.35]
         for j in range(k):
+            drawn, fills = [], []
             for i in range(num_classes):
-                ax.plot(x, probs[j, :, i], ls="--", lw=1.5, color=str(greys[j]),
-                        label=rf"$q(c\mid x)$, {labels[j]}" if i == 0 else "_")
+                color = shade(colors[i], shades[j])
+                drawn += ax.plot(x, probs[j, :, i], ls="--", lw=1.5, color=color,
+                                 label=rf"$q(c\mid x)$, {labels[j]}" if i == 0 else "_")
                 if band is not None:
-                    ax.fill_between(x, band[j, 0, :, i], band[j, 1, :, i], lw=0,
-                                    color=str(greys[j]), alpha=0.25,
-                                    label="range over seeds" if i == j == 0 else "_")
+                    fills.append(ax.fill_between(
+                        x, band[j, 0, :, i], band[j, 1, :, i], lw=0, color=color,
+                        alpha=0.2, label="range over seeds" if i == j == 0 else "_"))
+            snapshots[drawn[0]] = tuple(drawn)
+            if fills and j == 0:
+                snapshots[fills[0]] = tuple(fills)
     if boundaries and num_classes == 2 and hasattr(task, "decision_boundaries"):
         shown = [b for b in task.decision_boundaries() if x[0] <= b <= x[-1]]
         for j, b in enumerate(shown):
@@ -141,11 +150,18 @@ def plot_posterior_fit(
             ax.annotate(f"x = {b:.3f}", (b, 1.0), xytext=(-3 if right else 3, -3),
                         textcoords="offset points", ha="right" if right else "left",
                         va="top", fontsize="x-small", color="0.25")
-    ax.set(xlabel="$x$", ylabel=r"probability; density $P(x, c)$",
+    ax.set(xlabel="$x$", ylabel=r"probability $P(c\mid x)$, $q(c\mid x)$",
            xlim=(x[0], x[-1]), ylim=(-0.02, 1.02))
-    # outside the axes, to the right: the curves and densities fill the plot
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
-              borderaxespad=0.0, frameon=False)
+    if densities:   # their own axis label, on the right, on the same scale
+        right = ax.secondary_yaxis("right")
+        right.set_ylabel(r"density $P(x\mid c)\,P(c)$")
+    # outside the axes, to the right: the curves and densities fill the plot; a
+    # snapshot's entry shows its dashes in each class's colour
+    handles, texts = ax.get_legend_handles_labels()
+    ax.legend([snapshots.get(h, h) for h in handles], texts, fontsize="small",
+              loc="upper left", bbox_to_anchor=(1.1 if densities else 1.02, 1.0),
+              borderaxespad=0.0, frameon=False,
+              handler_map={tuple: HandlerTuple(ndivide=None, pad=0.3)})
     return ax
 
 
