@@ -75,6 +75,7 @@ from . import (
     bayes,
     datasets,
     fitting,
+    functional,
     gaussian,
     gradcheck,
     history,

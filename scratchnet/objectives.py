@@ -48,7 +48,7 @@ import numpy as np
 
 from ._loss_layout import as_target_column
 from ._validation import check_positive_int
-from .losses import (
+from .functional import (
     binary_cross_entropy_with_logits,
     binary_cross_entropy_with_logits_grad,
     cross_entropy_and_grad,

@@ -51,16 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from ._shift import check_some_finite, row_max, top_and_rest
-from ._validation import (
-    as_class_indices,
-    as_float_array,
-    at_index,
-    check_bool,
-    check_positive_int,
-    normalize_axis,
-    unwrap,
-)
+from ._validation import as_float_array, at_index, check_one_hot, check_scores, unwrap
 
 __all__ = ["log_sigmoid", "log_softmax", "logit", "logsumexp", "one_hot", "sigmoid",
            "softmax"]
@@ -113,23 +104,10 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     >>> sn.logsumexp([])
     -inf
     """
-    x = as_float_array(x, "x", check_nan=False)
-    axis = normalize_axis(axis, x.ndim)
-    keepdims = check_bool(keepdims, "keepdims")
-    if x.shape[axis] == 0:  # the log of an empty sum
-        out = np.full((*x.shape[:axis], 1, *x.shape[axis + 1:]), -np.inf, x.dtype)
-    else:
-        m = row_max(x, axis, "x", allow_posinf=True)
-        with np.errstate(over="ignore", divide="ignore"):
-            e = np.exp(np.subtract(x, m))
-            top, rest = top_and_rest(e, np.argmax(x, axis=axis, keepdims=True), axis)
-            # top is 1, except where m was not finite and the shift is 0:
-            # then log(top) is -inf (a slice of -inf) or +inf (a +inf entry).
-            out = np.log1p(rest) + np.log(top)
-        out += m
-    if not keepdims:
-        out = np.squeeze(out, axis=axis)
-    return unwrap(out)
+    x = check_scores(x, "x", axis, keepdims=keepdims, allow_posinf=True)
+    m, log_sum = _max_and_log_sum(x, axis)
+    out = m + log_sum
+    return unwrap(out if keepdims else np.squeeze(out, axis=axis))
 
 
 def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
@@ -169,17 +147,10 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     >>> sn.log_softmax([0.0, -1e4])   # log(softmax) would give -inf
     array([     0., -10000.])
     """
-    x = as_float_array(x, "x", check_nan=False)
-    axis = normalize_axis(axis, x.ndim)
-    if x.shape[axis] == 0:
-        return np.empty(x.shape, x.dtype)
-    m = row_max(x, axis, "x", allow_posinf=False)
-    with np.errstate(over="ignore"):
-        shifted = np.subtract(x, m)  # the largest logit of each slice is now 0
-    i = np.argmax(x, axis=axis, keepdims=True)  # the largest logit: e^0 = 1
-    top, rest = top_and_rest(np.exp(shifted), i, axis)
-    check_some_finite(top == 0, "x", axis)
-    return shifted - np.log1p(rest)
+    x = check_scores(x, "x", axis)
+    m, log_sum = _max_and_log_sum(x, axis)
+    with np.errstate(over="ignore"):  # x - m below -1.8e308 is -inf: log q = -inf
+        return (x - m) - log_sum
 
 
 def softmax(x: Any, axis: int = -1) -> np.ndarray:
@@ -216,18 +187,11 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
     >>> sn.softmax([1e300, 0.0, -np.inf])
     array([1., 0., 0.])
     """
-    x = as_float_array(x, "x", check_nan=False)
-    axis = normalize_axis(axis, x.ndim)
-    if x.shape[axis] == 0:
-        return np.empty(x.shape, x.dtype)
-    m = row_max(x, axis, "x", allow_posinf=False)
-    with np.errstate(over="ignore"):
-        e = np.subtract(x, m)
-    np.exp(e, out=e)
-    total = e.sum(axis=axis, keepdims=True)
-    check_some_finite(total == 0, "x", axis)
-    e /= total
-    return e
+    x = check_scores(x, "x", axis)
+    # e^(x - m) / sum e^(x - m), m the largest logit: no exponent above 0, no overflow
+    with np.errstate(over="ignore"):  # x - m below -1.8e308 is -inf: q = 0
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 def sigmoid(x: Any) -> np.ndarray:
@@ -342,20 +306,6 @@ def logit(p: Any) -> np.ndarray:
     return unwrap(np.where(np.abs(s) < 0.5, near, far))
 
 
-def _inferred_count(targets: Any) -> int:
-    """One more than the largest of the integer ``targets`` (non-empty, >= 0)."""
-    t = np.asarray(targets)
-    if t.dtype.kind not in "iu":
-        raise TypeError(f"targets must be integer class indices; got dtype {t.dtype}")
-    if t.size == 0:
-        raise ValueError("targets is empty, so the number of classes cannot be "
-                         "inferred; pass num_classes")
-    negative = t < 0
-    if negative.any():
-        raise ValueError(f"targets must be class indices >= 0; got "
-                         f"{t[negative].flat[0]}{at_index(negative)}")
-    return int(t.max()) + 1
-
 
 def one_hot(targets: Any, num_classes: int | None = None) -> np.ndarray:
     r"""Encode class indices as one-hot rows: ``out[..., c] = 1``, 0 elsewhere.
@@ -387,10 +337,24 @@ def one_hot(targets: Any, num_classes: int | None = None) -> np.ndarray:
     array([[0., 1.],
            [1., 0.]])
     """
-    if num_classes is None:
-        num_classes = _inferred_count(targets)
-    num_classes = check_positive_int(num_classes, "num_classes")
-    targets = as_class_indices(targets, num_classes)
-    out = np.zeros((*targets.shape, num_classes))
-    np.put_along_axis(out, targets[..., None], 1.0, axis=-1)
-    return out
+    targets, num_classes = check_one_hot(targets, num_classes)
+    return (targets[..., None] == np.arange(num_classes)).astype(np.float64)
+
+
+def _max_and_log_sum(x: np.ndarray, axis: int) -> tuple:
+    r"""The largest score :math:`m` of each slice, and :math:`\log \sum_j e^{x_j - m}`.
+
+    Both keepdims.  The largest terms are :math:`e^0 = 1` exactly, so the
+    sum is 1 plus the others (and any ties), and its log is ``log1p`` of
+    them: ``log(1 + 4.2e-18)`` rounds to 0, ``log1p(4.2e-18)`` does not
+    (SciPy gh-18295).  For a slice of only ``-inf`` (or an empty one) :math:`m
+    = -\infty`, for one holding ``+inf`` :math:`m = +\infty`, and
+    ``m + log_sum`` is that :math:`m`: the ``inf - inf`` of their shift lands
+    only on the top terms, which are left out.
+    """
+    m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)  # -inf: an empty axis
+    top = x == m  # the largest terms: e^(x - m) = 1 each
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        others = np.where(top, 0, np.exp(x - m)).sum(axis=axis, keepdims=True)
+        ties = top.sum(axis=axis, keepdims=True, dtype=x.dtype) - 1
+        return m, np.log1p(others + ties)

@@ -17,12 +17,12 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 # ``__init__`` comes after its modules, since it re-exports them.
 CHAPTERS = [
     "_validation",
-    "_shift",
     "_network_checks",
     "softmax",
     "_loss_common",
     "_loss_layout",
     "losses",
+    "functional",
     "scoring",
     "readouts",
     "objectives",

@@ -466,7 +466,7 @@ def test_numbers_in_the_prose_are_what_the_code_computes():
         r"(\d\.\d\d) for the wrong",
         "derivation.md no longer quotes the three cross-entropies",
     )
-    losses = sn.cross_entropy(outputs, [1, 1, 1], reduction="none").round(2)
+    losses = sn.functional.cross_entropy(outputs, [1, 1, 1], reduction="none").round(2)
     assert losses.tolist() == [float(v) for v in quoted]
 
     mantissa, exponent = _quoted(

@@ -32,8 +32,8 @@ def _minimise_expected_cross_entropy(p, **options):
 
     def expected(free):
         f = np.tile(np.concatenate([[0.0], free]), (m, 1))  # one row per class c
-        losses = sn.cross_entropy(f, targets, reduction="none", **options)
-        grads = sn.cross_entropy_grad(f, targets, reduction="none", **options)
+        losses = sn.functional.cross_entropy(f, targets, reduction="none", **options)
+        grads = sn.functional.cross_entropy_grad(f, targets, reduction="none", **options)
         return p @ losses, (p @ grads)[1:]
 
     fit = optimize.minimize(expected, np.zeros(m - 1), jac=True, method="BFGS",
@@ -60,7 +60,7 @@ def test_cross_entropy_readout_returns_p_at_the_minimiser_of_its_own_loss(p, opt
 @pytest.mark.parametrize("p", P_BINARY)
 def test_binary_readout_returns_p_at_the_minimiser_of_its_own_loss(p, w):
     def expected(s):
-        losses = sn.binary_cross_entropy_with_logits(
+        losses = sn.functional.binary_cross_entropy_with_logits(
             np.array([s, s]), np.array([1.0, 0.0]), pos_weight=w, reduction="none")
         return p * losses[0] + (1 - p) * losses[1]
 
