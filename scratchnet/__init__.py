@@ -166,6 +166,7 @@ __all__ = [
     "expected_kl",
     "fast",
     "fitting",
+    "functional",
     "gaussian",
     "get_loss",
     "gibbs_inequality",

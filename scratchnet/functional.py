@@ -158,7 +158,7 @@ def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
     >>> log_probs = sn.log_softmax(np.array([[-1.0, -3, 4], [-3, 3, -1]]))
     >>> print(f"{sn.functional.nll_loss(log_probs, [0, 1]):.4f}")
     2.5141
-    >>> print(f"{sn.functional.nll_loss(log_probs, [0, -100]):.4f}")   # the second is skipped
+    >>> print(f"{sn.functional.nll_loss(log_probs, [0, -100]):.4f}")  # 2nd skipped
     5.0076
     """
     inp = as_nll_inputs(log_probs, targets, weight, ignore_index, reduction)
@@ -267,7 +267,8 @@ def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
     >>> logits = np.array([[-1.0, -3, 4], [-3, 3, -1]])
     >>> print(f"{sn.functional.cross_entropy(logits, [0, 1]):.4f}")
     2.5141
-    >>> losses = sn.functional.cross_entropy([[0.0, 0, 0], [1e4, 0, 0]], [2, 1], reduction="none")
+    >>> losses = sn.functional.cross_entropy([[0.0, 0, 0], [1e4, 0, 0]], [2, 1],
+    ...                                      reduction="none")
     >>> [round(float(v), 4) for v in losses]   # log 3 when uniform; a gap of 1e4
     [1.0986, 10000.0]
 
@@ -425,8 +426,8 @@ def binary_cross_entropy_with_logits(logits: Any, targets: Any, *,
     Examples
     --------
     >>> import scratchnet as sn
-    >>> sn.functional.binary_cross_entropy_with_logits([0.0, 1e300, -1e300], [1.0, 0.0, 0.0],
-    ...                                     reduction="none")
+    >>> sn.functional.binary_cross_entropy_with_logits(
+    ...     [0.0, 1e300, -1e300], [1.0, 0.0, 0.0], reduction="none")
     array([6.93147181e-001, 1.00000000e+300, 0.00000000e+000])
     """
     s, y, py, reduction = _bce_inputs(logits, targets, pos_weight, reduction)
