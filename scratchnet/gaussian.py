@@ -218,14 +218,10 @@ class GaussianClasses(BayesFloor):
                [-5.00000919e+05]])
         """
         x = check_mixture_inputs(x, self.dim)
-        with np.errstate(over="ignore"):
-            if self._sd is not None:
-                w = (x - self._mu[:, 0]) / self._sd
-                mahalanobis_sq = w * w
-            else:
-                w = np.einsum("mij,nmj->nmi", self._l_inv, x[:, None, :] - self._mu)
-                mahalanobis_sq = np.einsum("nmi,nmi->nm", w, w)
-        return -0.5 * mahalanobis_sq + self._log_norm
+        # -||L_c^-1 (x - mu_c)||^2 / 2 + log of the normaliser, Sigma_c = L_c L_c^T
+        with np.errstate(over="ignore"):  # past 1e154 sigmas: -inf, rightly
+            w = np.einsum("mij,nmj->nmi", self._l_inv, x[:, None, :] - self._mu)
+            return -0.5 * np.einsum("nmi,nmi->nm", w, w) + self._log_norm
 
     def log_joint(self, x: Any) -> np.ndarray:
         r"""Log joint densities :math:`\log P(x, c) = \log P(x \mid c) + \log P(c)`.
@@ -328,7 +324,8 @@ class GaussianClasses(BayesFloor):
         --------
         >>> import scratchnet as sn
         >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
-        >>> task.log_posterior([1.5, 1e3]).round(6)      # -(6x - 9)/2 and about 0
+        >>> task.log_posterior([1.5, 1e3]).round(6)   # log 1/2 at the midpoint;
+        ...                                           # far right -(6x - 9)/2 and 0
         array([[-6.931470e-01, -6.931470e-01],
                [-2.995500e+03,  0.000000e+00]])
         """

@@ -192,13 +192,18 @@ def linear_backward(dout: Any, cache: tuple
     >>> dx, dW.ravel(), db
     (array([[1., 3.]]), array([1., 2.]), array([1.]))
     """
-    _check_cache(cache, (np.ndarray, np.ndarray), "linear")
-    x, W = cache
-    dout = _check_dout(dout, (x.shape[0], W.shape[1]), "layer's output")
+    dout, (x, W) = _check_linear_backward(dout, cache)
     dx = dout @ W.T
     dW = x.T @ dout
     db = dout.sum(axis=0)
     return dx, dW, db
+
+
+def _check_linear_backward(dout: Any, cache: Any) -> tuple:
+    """``(dout, (x, W))`` checked: the cache of the forward pass, a gradient."""
+    _check_cache(cache, (np.ndarray, np.ndarray), "linear")
+    x, W = cache
+    return _check_dout(dout, (x.shape[0], W.shape[1]), "layer's output"), cache
 
 
 # --- elementwise activations -----------------------------------------------------

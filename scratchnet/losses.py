@@ -155,8 +155,7 @@ def cross_entropy(logits: Any, targets: Any, **options: Any) -> Loss:
     1.0986
     """
     f, t = check_class_scores(logits, targets, options, "cross_entropy")
-    log_q = log_softmax(f)  # log q(i | x_j)
-    return 0.0 - np.mean(log_q[np.arange(len(t)), t])  # 0.0 -: never -0.0
+    return 0.0 - np.mean(log_softmax(f)[np.arange(len(t)), t])  # 0.0 -: never -0.0
 
 
 def cross_entropy_grad(logits: Any, targets: Any, **options: Any) -> np.ndarray:

@@ -223,11 +223,8 @@ def sigmoid(x: Any) -> np.ndarray:
     array([0.5, 1. , 0. ])
     """
     x = as_float_array(x, "x")
-    e = np.exp(-np.abs(x))
-    out = np.where(x >= 0, 1.0, e)
-    e += 1.0
-    out /= e
-    return unwrap(out)
+    e = np.exp(-np.abs(x))  # at most 1, whatever the sign of x: no overflow
+    return unwrap(np.where(x >= 0, 1, e) / (1 + e))
 
 
 def log_sigmoid(x: Any) -> np.ndarray:
