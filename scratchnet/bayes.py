@@ -150,6 +150,7 @@ class BayesFloor:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
     >>> isinstance(task, sn.bayes.BayesFloor)
@@ -309,6 +310,7 @@ class BayesFloor:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
         >>> print(f"{task.expected_kl(task.posterior):.4f}")
@@ -356,6 +358,7 @@ class BayesFloor:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
         >>> print(f"{task.population_loss(lambda x: np.full((len(x), 2), 0.5)):.4f}")

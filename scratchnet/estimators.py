@@ -91,6 +91,7 @@ def fit_gaussian_kind(x: np.ndarray, targets: np.ndarray, num_classes: int,
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.estimators import fit_gaussian_kind
     >>> x = np.array([[0.0, 0.0], [2.0, 2.0], [4.0, 0.0], [6.0, 6.0]])
     >>> fit_gaussian_kind(x, np.array([0, 0, 1, 1]), 2, 0.0, "tied").covariances[0]
@@ -173,6 +174,7 @@ class LabelledClassifier(ClassifierMixin, BaseEstimator):
 
         Examples
         --------
+        >>> import numpy as np
         >>> from scratchnet.estimators import GaussianClassifier
         >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])
         >>> GaussianClassifier().fit(X, ["a", "a", "b", "b"]).predict_proba([[1.75]])
@@ -193,6 +195,7 @@ class LabelledClassifier(ClassifierMixin, BaseEstimator):
 
         Examples
         --------
+        >>> import numpy as np
         >>> from scratchnet.estimators import GaussianClassifier
         >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])
         >>> GaussianClassifier().fit(X, ["a", "a", "b", "b"]).predict([[0.1], [9.0]])
@@ -237,6 +240,7 @@ class GaussianClassifier(LabelledClassifier):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.estimators import GaussianClassifier
     >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 0.0], [4.0, 5.0], [5.0, 4.0],
     ...               [5.0, 5.0]])
@@ -353,6 +357,7 @@ class NetworkClassifier(LabelledClassifier):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.estimators import NetworkClassifier
     >>> X = np.array([[0.0], [0.2], [0.4], [2.6], [2.8], [3.0]])
     >>> clf = NetworkClassifier(steps=300, lr=1e-2, random_state=0)
@@ -395,6 +400,7 @@ class NetworkClassifier(LabelledClassifier):
 
         Examples
         --------
+        >>> import numpy as np
         >>> from scratchnet.estimators import NetworkClassifier
         >>> X = np.array([[0.0], [0.2], [0.4], [0.6], [2.4], [2.6], [2.8], [3.0]])
         >>> clf = NetworkClassifier(steps=50, early_stopping=True,

@@ -154,6 +154,7 @@ def nll_loss(log_probs: Any, targets: Any, *, weight: Any = None,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> log_probs = sn.log_softmax(np.array([[-1.0, -3, 4], [-3, 3, -1]]))
     >>> print(f"{sn.functional.nll_loss(log_probs, [0, 1]):.4f}")
@@ -188,6 +189,7 @@ def nll_loss_grad(log_probs: Any, targets: Any, *, weight: Any = None,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.functional.nll_loss_grad(np.log([[0.5, 0.5], [0.9, 0.1]]), [0, 1])
     array([[-0.5,  0. ],
@@ -263,6 +265,7 @@ def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> logits = np.array([[-1.0, -3, 4], [-3, 3, -1]])
     >>> print(f"{sn.functional.cross_entropy(logits, [0, 1]):.4f}")
@@ -324,6 +327,7 @@ def cross_entropy_grad(logits: Any, targets: Any, *, weight: Any = None,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.functional.cross_entropy_grad([[0.0, 0.0], [0.0, np.log(3)]], [0, 1])
     array([[-0.25 ,  0.25 ],

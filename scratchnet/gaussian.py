@@ -95,6 +95,7 @@ class GaussianClasses(BayesFloor):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
     >>> task
@@ -170,6 +171,7 @@ class GaussianClasses(BayesFloor):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> x = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0],
         ...               [9.0, 9.0], [11.0, 9.0], [9.0, 11.0], [11.0, 11.0]])

@@ -112,6 +112,7 @@ def entropy(p: Any, *, base: float | None = None, axis: int = -1) -> Any:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> print(f"{sn.entropy(np.full(256, 1 / 256), base=2):.4f}")  # one byte
     8.0000
@@ -339,6 +340,7 @@ def expected_kl(p_cond: Any, q_cond: Any = None, weights: Any = None, *,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> p = [[0.5, 0.5], [1.0, 0.0]]
     >>> q = [[0.9, 0.1], [0.0, 1.0]]   # row 2 misses p's mass, but w = 0 there

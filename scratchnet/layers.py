@@ -358,6 +358,7 @@ def softmax_forward(x: Any, axis: int = -1) -> Tuple[np.ndarray, tuple]:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> probs, cache = sn.layers.softmax_forward([[0.0, np.log(3.0)]])
     >>> probs
@@ -465,6 +466,7 @@ def log_softmax_backward(dout: Any, cache: tuple) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> log_probs, cache = sn.layers.log_softmax_forward([[0.0, np.log(3.0)]])
     >>> sn.layers.log_softmax_backward([[-1.0, 0.0]], cache)   # NLL of class 0

@@ -113,6 +113,7 @@ class CalibrationBins(NamedTuple):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> bins = sn.metrics.CalibrationBins(np.array([0, 2]), np.array([0.0, 0.8]),
     ...                                   np.array([0.0, 0.5]))
@@ -351,6 +352,7 @@ def fit_gaussian_by_kl(p: Any, grid: Any, direction: str = "forward") -> Gaussia
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> grid = np.linspace(-8, 8, 801)
     >>> p = np.exp(-0.5 * (grid - 3) ** 2) + np.exp(-0.5 * (grid + 3) ** 2)

@@ -258,6 +258,7 @@ class CrossEntropyLoss(Loss):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn     # weights (1, 4) learn q = (0.2, 0.8) at p = 0.5
         >>> loss = sn.objectives.CrossEntropyLoss(weight=[1, 4])
         >>> loss.predict_proba(np.log([[1, 4]]))
@@ -334,6 +335,7 @@ class BCEWithLogitsLoss(Loss):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn     # pos_weight 9 learns q = 0.9 at p = 1/2
         >>> sn.objectives.BCEWithLogitsLoss(pos_weight=9).predict_proba([[np.log(9)]])
         array([[0.5, 0.5]])

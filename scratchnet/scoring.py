@@ -127,11 +127,12 @@ def mse_loss(outputs: Any, targets: Any, *, reduction: str = "mean") -> Loss:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> outputs = np.array([[0.0, 1, 0, 0], [-1, 2, -1, -1], [1, 0, 1, 1]])
     >>> sn.mse_loss(outputs, [1, 1, 1], reduction="none").mean(axis=1)
     array([0., 1., 1.])
-    >>> sn.cross_entropy(outputs, [1, 1, 1], reduction="none").round(3)
+    >>> sn.functional.cross_entropy(outputs, [1, 1, 1], reduction="none").round(3)
     array([0.744, 0.139, 2.214])
 
     The Brier score of a probability vector ``o``, expected over a class drawn
@@ -246,6 +247,7 @@ def multi_margin_loss(logits: Any, targets: Any, *, margin: float = 1.0,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.multi_margin_loss([[0.0, 2.0, 1.5], [1.0, 0.0, 0.0]], [1, 1],
     ...                      reduction="none")

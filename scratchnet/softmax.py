@@ -94,6 +94,7 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.logsumexp([1000.0, 1000.0]) - 1000.0   # log 2, no overflow
     0.6931471805599...
@@ -180,6 +181,7 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.softmax([[1.0, 2.0, 3.0, 4.0], [3.0, 0.0, 0.0, 0.0]]).round(4)
     array([[0.0321, 0.0871, 0.2369, 0.6439],
@@ -218,6 +220,7 @@ def sigmoid(x: Any) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.sigmoid([0.0, 1e300, -np.inf])
     array([0.5, 1. , 0. ])

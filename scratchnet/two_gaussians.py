@@ -66,6 +66,7 @@ def two_gaussian_posterior(x: Any, mu1: float, sigma1: float, mu2: float,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> x = np.array([0.0, 1.5, 3.0])
     >>> sn.two_gaussian_posterior(x, 0.0, 1.0, 3.0, 1.0).round(6)

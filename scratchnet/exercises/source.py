@@ -159,8 +159,8 @@ def is_validator(value: Any) -> bool:
 
     Examples
     --------
-    >>> from scratchnet import _validation, _shift
-    >>> is_validator(_validation.as_float_array), is_validator(_shift.row_max)
+    >>> from scratchnet import _loss_common, _validation
+    >>> is_validator(_validation.as_float_array), is_validator(_loss_common.reduce_loss)
     (True, False)
     """
     module = getattr(value, "__module__", "") or ""
