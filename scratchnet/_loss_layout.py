@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._loss_common import as_class_weight
+from ._scores import check_scores
 from ._validation import (
     as_float_array,
     as_number_array,
@@ -47,7 +48,6 @@ from ._validation import (
     check_no_nan,
     check_reduction,
     check_scalar,
-    check_scores,
 )
 
 __all__ = ["IGNORE_INDEX", "CrossEntropyInputs", "as_cross_entropy_inputs",

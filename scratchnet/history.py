@@ -354,3 +354,4 @@ class EarlyStopping:
         for name, best in self.best_params.items():
             model.params[name][...] = best
         return self.best_step
+

@@ -31,13 +31,22 @@ The hinge loss is not; its minimiser gets the arg-max right and nothing else
 (see :mod:`scratchnet.scoring`).
 
 To write your own, subclass :class:`Loss` and define ``loss_and_grad``
-(and, if its minimiser is a probability, ``predict_log_proba(outputs)``)::
+(and, if its minimiser is a probability, ``predict_log_proba(outputs)``).
+The targets :func:`scratchnet.train` passes are class indices, so a squared
+error compares the outputs with their one-hot rows:
 
-    class Squared(sn.objectives.Loss):
-        name = "squared"
-        def loss_and_grad(self, outputs, targets):
-            r = outputs - targets
-            return float(np.mean(r ** 2)), 2 * r / r.size
+>>> import numpy as np
+>>> import scratchnet as sn
+>>> class Squared(sn.objectives.Loss):
+...     name = "squared"
+...     def loss_and_grad(self, outputs, targets):
+...         r = outputs - sn.one_hot(targets, outputs.shape[1])
+...         return float(np.mean(r ** 2)), 2 * r / r.size
+>>> model = sn.MLP([1, 16, 2], rng=0)
+>>> history = sn.train(model, sn.tasks.separated(), steps=300, batch_size=64,
+...                    lr=0.1, rng=1, loss=Squared())
+>>> bool(history.losses[-50:].mean() < history.losses[:50].mean())
+True
 """
 
 from __future__ import annotations

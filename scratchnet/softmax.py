@@ -51,7 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_float_array, at_index, check_one_hot, check_scores, unwrap
+from ._scores import check_one_hot, check_scores
+from ._validation import as_float_array, at_index, unwrap
 
 __all__ = ["log_sigmoid", "log_softmax", "logit", "logsumexp", "one_hot", "sigmoid",
            "softmax"]

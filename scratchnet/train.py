@@ -26,21 +26,20 @@ loss of every step and, at chosen steps, the model's probabilities and its
 expected KL.  Where the batches come from, the learning-rate schedule, the
 snapshots, the callback and the progress line all live around the step,
 never inside it: :func:`train`'s body is its loop, and each of them is a
-named collaborator below it (``_Run`` checks the arguments and holds the
-batches, the optimiser and the schedule; ``_Snapshots`` records,
+named collaborator (``_Run``, below it, checks the arguments and holds the
+batches, the optimiser and the schedule; ``Snapshots`` records,
 :class:`~scratchnet.history.EarlyStopping` watches the validation loss,
-``_Progress`` writes the progress line).
+``ProgressLine`` writes the progress line).
 """
 
 from __future__ import annotations
 
 import math
-import sys
-import time
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
+from ._recording import ProgressLine, Snapshots
 from ._validation import (
     as_generator,
     check_positive_int,
@@ -52,8 +51,6 @@ from .objectives import get_loss
 from .optim import SGD, Adam
 
 __all__ = ["History", "epochs", "keep_loss", "train", "train_step"]
-
-_PROGRESS_EVERY = 0.2  # seconds between progress-line updates
 
 
 def train_step(model: Any, optimizer: Any, x: Any, targets: Any, *,
@@ -225,29 +222,6 @@ def _step_or_explain(model: Any, opt: Any, x: Any, c: Any, loss: Any,
     return value
 
 
-class _Progress:
-    """A one-line progress report on stderr, rewritten in place."""
-
-    def __init__(self, steps: int, enabled: bool) -> None:
-        self.steps, self.enabled = steps, enabled
-        self.start = self.last = time.perf_counter()
-
-    def update(self, step: int, loss: float) -> None:
-        now = time.perf_counter()
-        if self.enabled and now - self.last >= _PROGRESS_EVERY:
-            self.last, rate = now, step / (now - self.start)
-            left = (self.steps - step) / rate
-            print(f"\rstep {step:,}/{self.steps:,}  loss {loss:.4f}  {rate:,.0f} "
-                  f"steps/s  {left:.0f} s left", end="", file=sys.stderr, flush=True)
-
-    def close(self, step: int, loss: float) -> float:
-        elapsed = time.perf_counter() - self.start
-        if self.enabled:
-            print(f"\rstep {step:,}/{self.steps:,}  loss {loss:.4f}  {elapsed:.2f} s"
-                  + " " * 20, file=sys.stderr, flush=True)
-        return elapsed
-
-
 def train(
     model: Any,
     data: Any,
@@ -395,42 +369,7 @@ def train(
                    validation_nll=None if run.watch is None else run.watch.nll)
 
 
-# --- the collaborators of the loop: its set-up, the snapshots --------------------
-
-
-class _Snapshots:
-    """What :func:`train` records at the snapshot steps: probabilities and KL."""
-
-    def __init__(self, steps: Sequence[int], eval_x: Any, task: Any,
-                 model: Any) -> None:
-        self.steps, self.eval_x, self.task = steps, eval_x, task
-        self.probs: list = []
-        self.kls: list = []
-        # the expected KL goes through log q where the model gives it
-        self.measured = model if hasattr(model, "predict_log_proba") else \
-            model.predict_proba
-        self.model = model
-
-    def record(self, step: int, model: Any) -> None:
-        """After ``step``: the model's probabilities on ``eval_x``, its expected KL."""
-        if step not in self.steps:
-            return
-        if self.eval_x is not None:
-            self.probs.append(model.predict_proba(self.eval_x))
-        if self.task is not None:
-            self.kls.append(self.task.expected_kl(self.measured))
-
-    def fields(self) -> dict:
-        """The History's snapshot fields."""
-        probs, kls = self.probs, self.kls
-        empty = None if self.eval_x is None else \
-            self.model.predict_proba(self.eval_x)[None][:0]
-        return {
-            "snapshot_steps": np.asarray(self.steps[:len(kls or probs)], np.int64),
-            "snapshot_probs": np.stack(probs) if probs else empty,
-            "snapshot_kl": None if self.task is None else np.asarray(kls, np.float64),
-            "eval_x": self.eval_x,
-        }
+# --- the loop's set-up: the checked arguments, the run they describe --------------
 
 
 class _Run:
@@ -503,8 +442,8 @@ class _Run:
             raise TypeError(f"progress must be True or False; got {progress!r}")
         return cls(steps=steps, batches=batches, opt=opt, schedule=schedule,
                    first_lr=first_lr, loss=loss, callback=callback, watch=watch,
-                   snapshots=_Snapshots(snaps, eval_x, task, model),
-                   progress=_Progress(steps, progress))
+                   snapshots=Snapshots(snaps, eval_x, task, model),
+                   progress=ProgressLine(steps, progress))
 
 
 def _check_finite_parameters(model: Any, step: int, opt: Any) -> None:

@@ -17,6 +17,7 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 # ``__init__`` comes after its modules, since it re-exports them.
 CHAPTERS = [
     "_validation",
+    "_scores",
     "_network_checks",
     "softmax",
     "_loss_common",
@@ -40,6 +41,7 @@ CHAPTERS = [
     "optim",
     "schedules",
     "history",
+    "_recording",
     "batches",
     "fitting",
     "datasets",

@@ -45,7 +45,6 @@ def _bound(node: ast.AST) -> set:
             names |= {(a.asname or a.name).split(".")[0] for a in sub.names}
         elif isinstance(sub, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
             names.add(sub.name)
-            names |= {a.arg for a in ast.walk(sub.args) if isinstance(a, ast.arg)}
         elif isinstance(sub, ast.arg):
             names.add(sub.arg)
         elif isinstance(sub, ast.ExceptHandler) and sub.name:
