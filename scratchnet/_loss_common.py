@@ -3,7 +3,7 @@ r"""What every loss shares: the checks of a batch, its targets and weights, redu
 The losses of :mod:`scratchnet.losses` and :mod:`scratchnet.scoring` take a
 batch of N samples (rows), compute one loss per sample (or per element) and
 reduce them as ``torch.nn.functional`` does.  The pieces they share live here,
-so that every loss follows the conventions set out in :mod:`scratchnet.losses`
+so that every loss follows the conventions set out in :mod:`scratchnet.functional`
 in the same way and says the same thing about the same mistake:
 
 * ``as_batch``, ``row_class_indices``, ``as_class_weight``: a float batch with at

@@ -26,7 +26,7 @@ The messages anticipate the slips of a PyTorch user: logits of shape (C, N)
 are called transposed (not blamed on the targets), classes on the last axis
 of (N, d, C) scores are pointed to axis 1, and a one-column (N, 1) network
 output is pointed to the binary loss.  ``as_nll_inputs`` and
-``as_cross_entropy_inputs`` check the arguments of :mod:`scratchnet.losses`
+``as_cross_entropy_inputs`` check the arguments of :mod:`scratchnet.functional`
 and return them in rows.
 This module is private.
 """

@@ -16,8 +16,9 @@ terms:
     &\ge H(C \mid X) .
     \end{aligned}
 
-(Write :math:`-\log q = -\log P(c \mid x) + \log\frac{P(c \mid x)}{q(c \mid x)}`
-and average over :math:`c \sim P(C \mid x)`.)  The KL term is never negative
+This is the sketch of :mod:`scratchnet.information` ("Why a classifier learns
+the posterior"), written for the population; ``docs/derivation.md`` proves it
+step by step.  The KL term is never negative
 (Gibbs' inequality, :func:`scratchnet.information.gibbs_inequality`), so the
 population loss is at least the *Bayes loss* :math:`H(C \mid X)`, the
 uncertainty about the class that remains after seeing :math:`x`.  It reaches

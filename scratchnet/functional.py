@@ -3,7 +3,7 @@ r"""PyTorch's options for the losses, with torch.nn.functional's signatures.
 The chapter :mod:`scratchnet.losses` is the formulas: a batch (N, M), class
 indices, the mean.  A library user also wants what PyTorch's losses take,
 and this module has them, under the same names and with the same meaning
-(the PyTorch parity tests compare the two):
+(``tests/test_parity_torch.py`` compares the two):
 
 * ``weight``: class weights :math:`w_i`; the mean divides by
   :math:`\sum_j w_{t_j}`.
@@ -314,6 +314,7 @@ def cross_entropy_grad(logits: Any, targets: Any, *, weight: Any = None,
     Notes
     -----
     With :math:`\partial \log q_{ji} / \partial f_{jk} = \delta_{ik} - q_{jk}`
+    (the softmax Jacobian, derived in :func:`scratchnet.losses.cross_entropy_grad`)
     and :math:`A_j = \sum_i a_{ji}` (notation of :func:`cross_entropy`),
 
     .. math::

@@ -20,7 +20,9 @@ Jensen's inequality on the convex :math:`-\log` gives it in one line:
 :math:`\mathrm{KL}(p \| q) = \mathbb{E}_p[-\log(q/p)]
 \ge -\log \mathbb{E}_p[q/p] = -\log \sum_{p_i > 0} q_i \ge 0`.
 
-**Why a classifier learns the posterior.**  Let the model's softmax output be
+**Why a classifier learns the posterior** (the canonical sketch; the proof,
+step by step, is ``docs/derivation.md``, and :mod:`scratchnet.bayes` and
+:mod:`scratchnet.scoring` use this one).  Let the model's softmax output be
 :math:`q(C \mid x)` and the truth :math:`P(C \mid x)`.  Averaging the KL over
 inputs splits it into a model term and a constant,
 
@@ -214,14 +216,6 @@ def kl_divergence(p: Any, q: Any = None, *, log_q: Any = None,
     log_p = np.log(p, out=np.zeros_like(p), where=p > 0)  # 0 log 0 = 0
     kl = _kl_terms(p, log_p, log_q).sum(axis=axis)  # sum_i p_i log(p_i / q_i)
     return unwrap(kl / log_base)
-
-
-def _format(value: Any) -> str:
-    """A short, NumPy-version-independent rendering of a scalar or array."""
-    arr = np.asarray(value)
-    if arr.ndim == 0:
-        return f"{float(arr):.6g}"
-    return np.array2string(arr, precision=6, separator=", ")
 
 
 class GibbsResult(NamedTuple):
@@ -482,3 +476,11 @@ def _check_entropy(p: Any, base: Any, axis: Any) -> tuple:
     ndim, axis = broadcast_outcome_axis({"p": p.shape}, axis)
     _check_distribution(p, "p", axis, ndim)
     return p, log_base
+
+
+def _format(value: Any) -> str:
+    """A short, NumPy-version-independent rendering of a scalar or array."""
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        return f"{float(arr):.6g}"
+    return np.array2string(arr, precision=6, separator=", ")

@@ -30,7 +30,8 @@ the elementwise activations multiply ``dout`` by their derivative,
 :math:`\mathbf{1}[x > 0]` for ReLU and :math:`1 - \tanh^2(x)` for tanh.  The
 softmax pair closes the chain: ``log_softmax_forward`` followed by the
 negative log-likelihood is the cross-entropy, and chaining their backward
-passes gives its famous gradient :math:`q - \text{one\_hot}(c)` (a test
+passes gives its famous gradient :math:`q - \text{one\_hot}(c)`
+(``tests/test_layers.py::test_log_softmax_then_nll_gives_the_cross_entropy_gradient``
 checks exactly that).
 
 Every function returns new arrays and checks shapes.  The forward passes
@@ -40,7 +41,7 @@ valid (:math:`\max(\infty, 0) = \infty`, :math:`\tanh(\infty) = 1`) and pass.
 The backward passes check shapes only: a NaN in ``dout`` propagates to the
 gradients, where the optimizer reports it.  The
 engine in :mod:`scratchnet.fast` runs the same arithmetic into preallocated
-buffers; tests pin it to these functions.
+buffers; ``tests/test_fast.py`` pins it to these functions.
 """
 
 from __future__ import annotations
@@ -385,8 +386,8 @@ def softmax_backward(dout: Any, cache: tuple) -> np.ndarray:
 
     Notes
     -----
-    The Jacobian is :math:`\partial q_i / \partial x_k = q_i (\delta_{ik} - q_k)`,
-    so
+    The softmax Jacobian (derived in :func:`scratchnet.losses.cross_entropy_grad`)
+    is :math:`\partial q_i / \partial x_k = q_i (\delta_{ik} - q_k)`, so
 
     .. math::
 
@@ -454,7 +455,8 @@ def log_softmax_backward(dout: Any, cache: tuple) -> np.ndarray:
 
     Notes
     -----
-    Since :math:`\partial \log q_i / \partial x_k = \delta_{ik} - q_k`,
+    Since :math:`\partial \log q_i / \partial x_k = \delta_{ik} - q_k` (derived in
+    :func:`scratchnet.losses.cross_entropy_grad`),
 
     .. math::
 

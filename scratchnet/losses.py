@@ -34,7 +34,8 @@ label smoothing, ``reduction``, probability targets, the (M,) and
 names and with ``torch.nn.functional``'s signatures; given one, a function
 here raises a ``TypeError`` that says so.  The fused, in-place loss and
 gradient that training uses for speed are the engine's
-(:mod:`scratchnet.fast.kernels`), pinned to these functions by tests.
+(:mod:`scratchnet.fast.kernels`), pinned to these functions by
+``tests/test_fast.py``.
 
 A logit of ``-inf`` on the target class gives the loss ``+inf``, without a
 warning.  float32 input gives float32 output; integer input is computed in

@@ -19,8 +19,10 @@ by this count: ``cross_entropy`` 79 lines through 12 functions,
 import ast
 import importlib
 import inspect
+import re
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from _support import code_lines
@@ -195,6 +197,41 @@ def test_the_log_posterior_is_bayes_rule_in_its_own_methods():
     assert called == {"log_joint", "log_evidence"}
     source = inspect.getsource(GaussianClasses.log_posterior)
     assert "check_resolved(" in source and "log_joint_minus" not in source
+
+
+# --- the proof on the reading path (issue 39, item 4) -----------------------------
+def test_the_chapters_of_the_argument_link_the_derivation():
+    import scratchnet.bayes
+    import scratchnet.information
+    import scratchnet.losses
+    for module in (scratchnet.information, scratchnet.bayes, scratchnet.losses):
+        assert "docs/derivation.md" in module.__doc__, module.__name__
+
+
+def test_the_softmax_jacobian_is_derived_once_and_cited_elsewhere():
+    """``d log q_i / d f_k = delta_ik - q_k`` is derived in cross_entropy_grad; every
+    other docstring that states it names where it is derived."""
+    import scratchnet
+    from scratchnet import losses
+    assert "derived here once" in losses.cross_entropy_grad.__doc__
+    stated = re.compile(r"\\delta_\{ik\} - q_")
+    for path in sorted(Path(scratchnet.__file__).parent.glob("*.py")):
+        if path.name == "losses.py":
+            continue
+        for doc in re.findall(r'r?"""(.*?)"""', path.read_text(), re.S):
+            if stated.search(doc):
+                assert "derived in :func:`scratchnet.losses.cross_entropy_grad`" in \
+                    " ".join(doc.split()), path.name
+
+
+@pytest.mark.parametrize("module", ["softmax", "losses", "information"])
+def test_public_functions_come_before_private_helpers(module):
+    tree = ast.parse(Path(importlib.import_module(f"scratchnet.{module}").__file__)
+                     .read_text())
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    first_private = next((i for i, n in enumerate(names) if n.startswith("_")),
+                         len(names))
+    assert all(n.startswith("_") for n in names[first_private:]), names
 
 
 if __name__ == "__main__":  # print the numbers: python tests/test_reading_length.py
