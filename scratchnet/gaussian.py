@@ -27,9 +27,10 @@ class :math:`c` (:math:`L_c` the Cholesky factor of :math:`\Sigma_c`; in one
 dimension :math:`\lvert x - \mu_c\rvert / \sigma_c`).
 
 No classifier has a lower expected cross-entropy than this posterior: that
-floor, and a model's distance to it, come from :class:`~scratchnet.bayes.BayesFloor`
-(Gauss-Legendre rules over :math:`P(X)` in one and two dimensions, Monte Carlo
-beyond); ``GaussianClasses.fit`` builds the model from a labelled sample.
+floor, and a model's distance to it, come from
+:class:`~scratchnet.bayes.GenerativeModel` (Gauss-Legendre rules over
+:math:`P(X)` in one and two dimensions, Monte Carlo beyond);
+``GaussianClasses.fit`` builds the model from a labelled sample.
 """
 
 from __future__ import annotations
@@ -56,13 +57,13 @@ from ._validation import (
     check_positive_int,
     check_scalar,
 )
-from .bayes import BayesFloor
+from .bayes import GenerativeModel
 from .softmax import logsumexp
 
 __all__ = ["GaussianClasses"]
 
 
-class GaussianClasses(BayesFloor):
+class GaussianClasses(GenerativeModel):
     r"""M classes with Gaussian class conditionals: the generative model P(X, C).
 
     Inputs ``x`` to every method must be finite; results are float64.
@@ -486,7 +487,7 @@ class GaussianClasses(BayesFloor):
         return np.unique(roots[np.isfinite(roots)])
 
     def _expectation_rule(self) -> tuple | None:
-        """BayesFloor's hook: Gauss-Legendre nodes over P(X); None (Monte Carlo) if
+        """GenerativeModel's hook: Gauss-Legendre nodes over P(X); None (Monte Carlo) if
         D > 2 or too many."""
         return quadrature.mixture_rule(self._mu, self._chol, self.density)
 

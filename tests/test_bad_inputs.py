@@ -319,23 +319,23 @@ bad("GaussianClasses.support[mass str]", lambda: TASK.support("0.9"), TypeError,
     "mass")
 bad("GaussianClasses.decision_boundaries[2-D]", lambda: TASK2D.decision_boundaries(),
     ValueError, "decision_boundaries needs a one-dimensional task")
-bad("BayesFloor.expected_kl[model str]", lambda: TASK.expected_kl("model"), TypeError,
+bad("GenerativeModel.expected_kl[model str]", lambda: TASK.expected_kl("model"), TypeError,
     "model")
-bad("BayesFloor.expected_kl[wrong outputs]",
+bad("GenerativeModel.expected_kl[wrong outputs]",
     lambda: TASK.expected_kl(sn.MLP([1, 4, 3], rng=0)), ValueError, "shape")
-bad("BayesFloor.expected_kl[probabilities not summing to 1]",
+bad("GenerativeModel.expected_kl[probabilities not summing to 1]",
     lambda: TASK.expected_kl(lambda x: np.full((len(x), 2), 0.7)), ValueError,
     "sum to 1")
-bad("BayesFloor.population_loss[model str]", lambda: TASK.population_loss("m"),
+bad("GenerativeModel.population_loss[model str]", lambda: TASK.population_loss("m"),
     TypeError, "model")
-bad("BayesFloor.bayes_loss[return_stderr str]",
+bad("GenerativeModel.bayes_loss[return_stderr str]",
     lambda: TASK.bayes_loss(return_stderr="yes"), TypeError, "return_stderr")
-bad("BayesFloor.bayes_accuracy[return_stderr str]",
+bad("GenerativeModel.bayes_accuracy[return_stderr str]",
     lambda: TASK.bayes_accuracy(return_stderr="yes"), TypeError, "return_stderr")
-bad("BayesFloor.expected_kl[return_stderr int]",
+bad("GenerativeModel.expected_kl[return_stderr int]",
     lambda: TASK.expected_kl(TASK.posterior, return_stderr=1), TypeError,
     "return_stderr")
-bad("BayesFloor.population_loss[log_probs str]",
+bad("GenerativeModel.population_loss[log_probs str]",
     lambda: TASK.population_loss(TASK.posterior, log_probs="no"), TypeError,
     "log_probs")
 bad("sn.two_gaussian_posterior[sigma 0]",
