@@ -284,7 +284,10 @@ def check_class_scores(scores: Any, targets: Any, options: dict, caller: str) ->
     if t.dtype.kind == "f" and t.shape == x.shape:
         raise TypeError(f"targets of {caller}() must be class indices (integers); "
                         f"for probability targets use scratchnet.functional.{caller}")
-    _check_logits(x) if name == "logits" else _check_log_probs(x)
+    if name == "logits":
+        _check_logits(x)
+    else:
+        _check_log_probs(x)
     t, _ = _index_targets(targets, x.shape, name, None)
     return x, t
 
