@@ -107,6 +107,8 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     -inf
     """
     x = check_scores(x, "x", axis, keepdims=keepdims, allow_posinf=True)
+    # log sum e^x = m + log sum e^(x - m), m the maximum: no exponent above 0, and
+    # the log of the shifted sum is log1p of all but its top term (SciPy gh-18295)
     m, log_sum = _max_and_log_sum(x, axis)
     out = m + log_sum
     return unwrap(out if keepdims else np.squeeze(out, axis=axis))
@@ -150,6 +152,7 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     array([     0., -10000.])
     """
     x = check_scores(x, "x", axis)
+    # log q = x - logsumexp(x) = (x - m) - log sum e^(x - m): finite where q underflows
     m, log_sum = _max_and_log_sum(x, axis)
     with np.errstate(over="ignore"):  # x - m below -1.8e308 is -inf: log q = -inf
         return (x - m) - log_sum
