@@ -211,7 +211,8 @@ def cross_entropy_and_grad(logits: Any, targets: Any,
                            **options: Any) -> tuple[Loss, np.ndarray]:
     r"""The loss and its gradient, as a training step uses them.
 
-    The two calls, each with its own check and its own softmax.  The fused
+    The two calls, each with its own check and its own softmax (after a
+    first check that names this function if an option is given).  The fused
     version, one check and one ``exp`` in place, is the engine's
     :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`, pinned
     to these.
