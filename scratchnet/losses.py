@@ -88,7 +88,8 @@ def nll_loss(log_probs: Any, targets: Any, **options: Any) -> Loss:
     2.5141
     """
     log_q, t = check_class_scores(log_probs, targets, options, "nll_loss")
-    return 0.0 - np.mean(log_q[np.arange(len(t)), t])  # 0.0 -: never -0.0
+    # -(1/N) sum_j log q_j: each term divided first, so losses of 1e308 cannot overflow
+    return 0.0 - np.sum(log_q[np.arange(len(t)), t] / len(t))  # 0.0 -: never -0.0
 
 
 def nll_loss_grad(log_probs: Any, targets: Any, **options: Any) -> np.ndarray:
@@ -156,7 +157,8 @@ def cross_entropy(logits: Any, targets: Any, **options: Any) -> Loss:
     1.0986
     """
     f, t = check_class_scores(logits, targets, options, "cross_entropy")
-    return 0.0 - np.mean(log_softmax(f)[np.arange(len(t)), t])  # 0.0 -: never -0.0
+    # L = -(1/N) sum_j log q(t_j | x_j), each term divided first: no overflow of the sum
+    return 0.0 - np.sum(log_softmax(f)[np.arange(len(t)), t] / len(t))  # never -0.0
 
 
 def cross_entropy_grad(logits: Any, targets: Any, **options: Any) -> np.ndarray:
@@ -277,8 +279,8 @@ def binary_cross_entropy_with_logits(logits: Any, targets: Any, **options: Any) 
     s, y = check_binary_targets(logits, targets, options,
                                 "binary_cross_entropy_with_logits")
     # -log sigma(s) >= 0 and -log sigma(-s) >= 0: the two terms never cancel
-    return np.mean(safe_multiply(y, -log_sigmoid(s))
-                   + safe_multiply(1 - y, -log_sigmoid(-s)))
+    losses = safe_multiply(y, -log_sigmoid(s)) + safe_multiply(1 - y, -log_sigmoid(-s))
+    return np.sum(losses / losses.size)  # the mean, each term divided first
 
 
 def binary_cross_entropy_with_logits_grad(logits: Any, targets: Any,

@@ -123,6 +123,9 @@ def test_extremes_give_the_exact_answer():
                                   [[1.0, -1.0]])
     assert sn.binary_cross_entropy_with_logits([np.inf, -np.inf], [1.0, 0.0]) == 0.0
     assert sn.binary_cross_entropy_with_logits([-1e300], [1.0]) == 1e300
+    # a mean of finite losses is finite even where their sum overflows
+    assert sn.binary_cross_entropy_with_logits([1e308, -1e308], [0.0, 1.0]) == 1e308
+    assert sn.cross_entropy([[1e308, 0.0, -1e308], [1e308, 0.0, -1e308]], [1, 1]) == 1e308
     assert sn.binary_cross_entropy_with_logits_grad([100.0], [1.0])[0] == pytest.approx(
         -math.exp(-100), rel=1e-14, abs=0)
 
