@@ -5,13 +5,17 @@ softmax outputs q(C|x) of a network trained by minimising the cross-entropy
 L = -(1/N) sum_j log q(c_j | x_j) converge to the posterior P(C|x) that an
 ideal observer who knows the generative model P(X, C) would compute.
 
-The modules read in order, like chapters; each imports only those above it.
+The modules read in order, like chapters; each imports only those above it
+(the README's reading order is this one).  The proof that the loss minimiser
+is the posterior is ``docs/derivation.md``.
 
 ===================  ===========================================================
 ``softmax``          scores to probabilities: logsumexp, softmax, log_softmax,
                      sigmoid, log_sigmoid, logit, one_hot
 ``losses``           nll_loss, cross_entropy, binary cross-entropy, each with
-                     its gradient w.r.t. the model's outputs
+                     its gradient w.r.t. the model's outputs: the formulas
+``functional``       the same losses with PyTorch's options and signatures
+                     (weight, ignore_index, label_smoothing, reduction, layouts)
 ``scoring``          proper and improper scoring rules: squared error on one-hot
                      targets (on probabilities, the Brier score) and the
                      multi-class hinge loss, with their gradients
@@ -75,6 +79,7 @@ from . import (
     bayes,
     datasets,
     fitting,
+    functional,
     gaussian,
     gradcheck,
     history,
@@ -165,6 +170,7 @@ __all__ = [
     "expected_kl",
     "fast",
     "fitting",
+    "functional",
     "gaussian",
     "get_loss",
     "gibbs_inequality",

@@ -62,6 +62,7 @@ def seed_of(random_state: Any) -> int:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet._estimator_parts import seed_of
     >>> seed_of(np.int64(7)), seed_of(7)
     (7, 7)
@@ -87,6 +88,7 @@ def plain_label(label: Any) -> Any:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet._estimator_parts import plain_label
     >>> plain_label(np.int64(3)), plain_label("a")
     (3, 'a')
@@ -107,6 +109,7 @@ def label_text(label: Any) -> str:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet._estimator_parts import label_text
     >>> label_text(np.str_("a")), label_text(np.int64(0))
     ("'a'", '0')
@@ -170,6 +173,7 @@ def weighted_batches(x: np.ndarray, codes: np.ndarray, weights: Any) -> Any:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet._estimator_parts import weighted_batches
     >>> sampler = weighted_batches(np.arange(3.0)[:, None], np.arange(3),
     ...                            np.array([0.0, 0.0, 1.0]))
@@ -247,6 +251,7 @@ def class_weights(class_weight: Any, classes: np.ndarray, codes: np.ndarray
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet._estimator_parts import class_weights
     >>> class_weights("balanced", np.array(["a", "b"]), np.array([0, 0, 0, 1]))
     array([0.66666667, 2.        ])
@@ -302,6 +307,7 @@ def fit_gaussian_kind(x: np.ndarray, targets: np.ndarray, num_classes: int,
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet._estimator_parts import fit_gaussian_kind
     >>> x = np.array([[0.0, 0.0], [2.0, 2.0], [4.0, 0.0], [6.0, 6.0]])
     >>> fit_gaussian_kind(x, np.array([0, 0, 1, 1]), 2, 0.0, "tied").covariances[0]
@@ -383,6 +389,7 @@ def check_squares_fit(X: np.ndarray) -> None:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet._estimator_parts import check_squares_fit
     >>> check_squares_fit(np.array([[1e100], [2.0]]))      # 1e200 is fine
     """
@@ -438,6 +445,7 @@ def exp_with_warning(log_q: np.ndarray) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import warnings
     >>> from scratchnet._estimator_parts import exp_with_warning
     >>> with warnings.catch_warnings(record=True) as caught:
@@ -478,6 +486,7 @@ def sample_weights(sample_weight: Any, class_weight: Any, classes: np.ndarray,
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet._estimator_parts import sample_weights
     >>> sample_weights([1, 2, 3], {"b": 10.0}, np.array(["a", "b"]),
     ...                np.array([0, 1, 1]))

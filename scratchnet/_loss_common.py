@@ -3,7 +3,7 @@ r"""What every loss shares: the checks of a batch, its targets and weights, redu
 The losses of :mod:`scratchnet.losses` and :mod:`scratchnet.scoring` take a
 batch of N samples (rows), compute one loss per sample (or per element) and
 reduce them as ``torch.nn.functional`` does.  The pieces they share live here,
-so that every loss follows the conventions set out in :mod:`scratchnet.losses`
+so that every loss follows the conventions set out in :mod:`scratchnet.functional`
 in the same way and says the same thing about the same mistake:
 
 * ``as_batch``, ``row_class_indices``, ``as_class_weight``: a float batch with at
@@ -22,9 +22,15 @@ from typing import Any, Union
 
 import numpy as np
 
-from ._validation import as_class_indices, as_float_array, as_number_array, at_index
+from ._validation import (
+    as_class_indices,
+    as_float_array,
+    as_number_array,
+    at_index,
+    check_same_shape,
+)
 
-__all__: list = []
+__all__ = ["check_binary_targets"]
 
 #: A reduced loss is a NumPy scalar (``"mean"``, ``"sum"``); ``"none"`` gives an array.
 Loss = Union[np.floating, np.ndarray]
@@ -62,6 +68,30 @@ def row_class_indices(targets: Any, x: np.ndarray, name: str) -> np.ndarray:
                                       f"{name}.T: classes are axis 1)" * transposed)
         )
     return as_class_indices(t, m)
+
+
+def check_binary_targets(logits: Any, targets: Any, options: dict,
+                         caller: str) -> tuple:
+    """``(logits, targets)`` of a chapter's binary loss: same shape, targets in [0, 1].
+
+    The options must be empty (``pos_weight`` and ``reduction`` are
+    :mod:`scratchnet.functional`'s); nothing is transformed but the targets'
+    float type, which follows the logits'.
+    """
+    if options:
+        raise TypeError(
+            f"{caller}() got {', '.join(map(repr, sorted(options)))}: the chapter "
+            f"function is the formula alone (the mean); pos_weight and reduction "
+            f"live in scratchnet.functional.{caller}, with torch.nn.functional's "
+            "signature")
+    s = as_batch(logits, "logits", two_d=False)
+    y = as_float_array(targets, "targets").astype(s.dtype, copy=False)
+    check_same_shape(s, y, "logits", "targets")
+    outside = (y < 0) | (y > 1)
+    if outside.any():
+        raise ValueError(f"targets must be probabilities in [0, 1]; got "
+                         f"{y[outside][0]:g}{at_index(outside)}")
+    return s, y
 
 
 def as_class_weight(weight: Any, num_classes: int,

@@ -26,7 +26,7 @@ The messages anticipate the slips of a PyTorch user: logits of shape (C, N)
 are called transposed (not blamed on the targets), classes on the last axis
 of (N, d, C) scores are pointed to axis 1, and a one-column (N, 1) network
 output is pointed to the binary loss.  ``as_nll_inputs`` and
-``as_cross_entropy_inputs`` check the arguments of :mod:`scratchnet.losses`
+``as_cross_entropy_inputs`` check the arguments of :mod:`scratchnet.functional`
 and return them in rows.
 This module is private.
 """
@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._loss_common import as_class_weight
-from ._shift import check_some_finite, row_max
+from ._scores import check_scores
 from ._validation import (
     as_float_array,
     as_number_array,
@@ -51,7 +51,8 @@ from ._validation import (
 )
 
 __all__ = ["IGNORE_INDEX", "CrossEntropyInputs", "as_cross_entropy_inputs",
-           "as_nll_inputs", "as_target_column", "from_rows"]
+           "as_nll_inputs", "as_target_column", "check_class_scores",
+           "check_no_options", "from_rows"]
 
 #: The target value that marks an element to skip (PyTorch's default).
 IGNORE_INDEX = -100
@@ -128,7 +129,7 @@ def _shape_message(t: np.ndarray, shape: tuple, name: str) -> str:
 
 
 def _index_targets(targets: Any, shape: tuple, name: str,
-                   ignore_index: int) -> tuple:
+                   ignore_index: int | None) -> tuple:
     """``(t, keep)``: checked class indices of the K elements, and which count.
 
     ``keep`` is None when no target equals ``ignore_index``; otherwise it is
@@ -141,7 +142,7 @@ def _index_targets(targets: Any, shape: tuple, name: str,
     if t.dtype.kind not in "iu":
         raise TypeError(f"targets must be integer class indices in [0, {m}); "
                         f"got dtype {t.dtype}")
-    ignored = t == ignore_index
+    ignored = np.zeros(t.shape, bool) if ignore_index is None else t == ignore_index
     bad = ((t < 0) | (t >= m)) & ~ignored
     if bad.any():
         hint = ("" if m > 1 else f" ({name} has one class column, so every loss is "
@@ -198,17 +199,11 @@ class CrossEntropyInputs(NamedTuple):
 
 def _check_logits(x: np.ndarray) -> None:
     """Reject NaN, ``+inf`` and an element whose every logit is ``-inf``."""
-    axis = _class_axis(x.shape)
-    row_max(x, axis, "logits", allow_posinf=False)  # rejects NaN and +inf
-    check_some_finite(np.max(x, axis=axis) == -np.inf, "logits", 1)
+    check_scores(x, "logits", _class_axis(x.shape))
 
 
-def as_nll_inputs(log_probs: Any, targets: Any, weight: Any, ignore_index: Any,
-                  reduction: Any) -> CrossEntropyInputs:
-    """The checked arguments of ``nll_loss``, in rows (no smoothing, no ``p``)."""
-    reduction = check_reduction(reduction)
-    ignore_index = check_integer(ignore_index, "ignore_index")
-    lp = _as_scores(log_probs, "log_probs")
+def _check_log_probs(lp: np.ndarray) -> None:
+    """Reject NaN and log-probabilities above 0 (beyond rounding)."""
     top = np.max(lp)  # NaN propagates through the max: one pass, no temporary
     if np.isnan(top):
         check_no_nan(lp, "log_probs")
@@ -219,6 +214,15 @@ def as_nll_inputs(log_probs: Any, targets: Any, weight: Any, ignore_index: Any,
             f"for a probability 1 off by rounding); got {lp[bad][0]:.10g}"
             f"{at_index(bad)} (for raw scores use cross_entropy, which takes logits)"
         )
+
+
+def as_nll_inputs(log_probs: Any, targets: Any, weight: Any, ignore_index: Any,
+                  reduction: Any) -> CrossEntropyInputs:
+    """The checked arguments of ``nll_loss``, in rows (no smoothing, no ``p``)."""
+    reduction = check_reduction(reduction)
+    ignore_index = check_integer(ignore_index, "ignore_index")
+    lp = _as_scores(log_probs, "log_probs")
+    _check_log_probs(lp)
     t, keep = _index_targets(targets, lp.shape, "log_probs", ignore_index)
     w = as_class_weight(weight, lp.shape[_class_axis(lp.shape)], lp.dtype)
     _check_mean_is_defined(w, t, keep, reduction, ignore_index)
@@ -248,6 +252,44 @@ def as_cross_entropy_inputs(logits: Any, targets: Any, weight: Any, ignore_index
     t, keep = _index_targets(t, x.shape, "logits", ignore_index)
     _check_mean_is_defined(w, t, keep, reduction, ignore_index)
     return CrossEntropyInputs(_to_rows(x), t, None, w, keep, eps, reduction, x.shape)
+
+
+def check_no_options(options: dict, caller: str) -> None:
+    """Refuse PyTorch's options in a chapter loss, saying where they live."""
+    if options:
+        raise TypeError(
+            f"{caller}() got {', '.join(map(repr, sorted(options)))}: the chapter "
+            f"function is the formula alone (a batch (N, M), class indices, the "
+            f"mean); class weights, ignore_index, label_smoothing, reduction, "
+            f"pos_weight and PyTorch's other layouts live in "
+            f"scratchnet.functional.{caller}, with torch.nn.functional's signature")
+
+
+def check_class_scores(scores: Any, targets: Any, options: dict, caller: str) -> tuple:
+    """``(scores, targets)`` of a chapter loss, checked: (N, M) and (N,) class indices.
+
+    The scores are logits (``cross_entropy*``: no NaN or ``+inf``, a finite
+    entry in every row) or log-probabilities (``nll_loss*``: at most 0, up
+    to rounding).  Nothing is transformed; the options must be empty.
+    """
+    check_no_options(options, caller)
+    name = "log_probs" if caller.startswith("nll") else "logits"
+    x = _as_scores(scores, name)
+    if x.ndim != 2:
+        raise ValueError(
+            f"{name} must have shape (N, M), one row of M class scores per sample; "
+            f"got shape {x.shape} (for one sample of shape (M,), or PyTorch's "
+            f"(N, M, d1, ...) layout, use scratchnet.functional.{caller})")
+    t = as_number_array(targets, "targets", "class indices (integers)")
+    if t.dtype.kind == "f" and t.shape == x.shape:
+        raise TypeError(f"targets of {caller}() must be class indices (integers); "
+                        f"for probability targets use scratchnet.functional.{caller}")
+    if name == "logits":
+        _check_logits(x)
+    else:
+        _check_log_probs(x)
+    t, _ = _index_targets(targets, x.shape, name, None)
+    return x, t
 
 
 def as_target_column(outputs: Any, targets: Any) -> tuple:

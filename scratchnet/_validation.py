@@ -399,3 +399,4 @@ def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
 def unwrap(out: np.ndarray) -> Any:
     """A 0-d result becomes a NumPy scalar; arrays are returned as they are."""
     return out[()] if out.ndim == 0 else out
+

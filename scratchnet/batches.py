@@ -93,6 +93,7 @@ def epochs(x: np.ndarray, c: np.ndarray, batch_size: int,
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.train import epochs
     >>> batches = epochs(np.arange(5.0), np.arange(5), 2, np.random.default_rng(0))
     >>> [len(next(batches)[0]) for _ in range(4)]
@@ -144,6 +145,7 @@ def batches_of(data: Any, model: Any, batch_size: int, rng: np.random.Generator
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> model = sn.MLP([1, 4, 2], rng=0)
     >>> batches, task = sn.batches.batches_of(sn.tasks.separated(), model, 8,
@@ -203,6 +205,7 @@ def hold_out(data: Any, validation: Any, model: Any, rng: np.random.Generator
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> model = sn.MLP([1, 4, 2], rng=0)
     >>> data = (np.arange(10.0), np.arange(10) % 2)

@@ -16,8 +16,9 @@ terms:
     &\ge H(C \mid X) .
     \end{aligned}
 
-(Write :math:`-\log q = -\log P(c \mid x) + \log\frac{P(c \mid x)}{q(c \mid x)}`
-and average over :math:`c \sim P(C \mid x)`.)  The KL term is never negative
+This is the sketch of :mod:`scratchnet.information` ("Why a classifier learns
+the posterior"), written for the population; ``docs/derivation.md`` proves it
+step by step.  The KL term is never negative
 (Gibbs' inequality, :func:`scratchnet.information.gibbs_inequality`), so the
 population loss is at least the *Bayes loss* :math:`H(C \mid X)`, the
 uncertainty about the class that remains after seeing :math:`x`.  It reaches
@@ -33,7 +34,7 @@ right with probability
 
     \mathbb{E}_x \max_c P(c \mid x) = \int \max_c P(x, c)\, dx .
 
-:class:`BayesFloor` computes these four numbers for any model that can say
+:class:`GenerativeModel` computes these four numbers for any model that can say
 :math:`\log P(c \mid x)` and average over :math:`P(X)`.  The model plugs in an
 expectation rule: nodes :math:`x_k` and weights :math:`W_k` with
 :math:`\sum_k W_k f(x_k) \approx \mathbb{E}_{x \sim P(X)} f(x)` (a quadrature,
@@ -48,7 +49,7 @@ own ``sample`` method, with weights :math:`1/n` and the standard error
 (a ReLU network's) has kinks, which a quadrature built for smooth integrands
 steps over with an error of order :math:`h^2` per kink, so integrals of a
 model may use a second, denser rule.  The posterior at the nodes is computed
-once and cached, since training code calls :meth:`BayesFloor.expected_kl` at
+once and cached, since training code calls :meth:`GenerativeModel.expected_kl` at
 every snapshot.
 """
 
@@ -67,7 +68,7 @@ from ._validation import (
 )
 from .information import cross_entropy, kl_divergence
 
-__all__ = ["BayesFloor", "Estimate"]
+__all__ = ["Estimate", "GenerativeModel"]
 
 _MC_SAMPLES = 100_000   # default Monte Carlo sample size (models without a rule)
 _MC_ENTRIES = 2**22     # ... fewer for many classes: samples x classes at most this
@@ -124,8 +125,12 @@ class _Rule(NamedTuple):
         return Estimate(estimate, stderr)
 
 
-class BayesFloor:
-    r"""Mixin: the Bayes loss and accuracy of a generative model, and a model's gap.
+class GenerativeModel:
+    r"""A generative model's Bayes floor: its Bayes loss and accuracy, a model's gap.
+
+    The base class of a generative model :math:`P(X, C)` (``BayesFloor``
+    before issue 39, a name that hid what it is; that name stays importable,
+    ``scratchnet.bayes.BayesFloor``, for one release).
 
     For any generative model :math:`P(X, C)` that provides ``log_posterior(x)``
     and an expectation rule over :math:`P(X)`.  A subclass supplies the
@@ -150,9 +155,10 @@ class BayesFloor:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
-    >>> isinstance(task, sn.bayes.BayesFloor)
+    >>> isinstance(task, sn.bayes.GenerativeModel)
     True
     >>> wrong = lambda x: np.full((len(x), 2), 0.5)
     >>> loss = task.population_loss(wrong)                  # = floor + gap
@@ -309,6 +315,7 @@ class BayesFloor:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
         >>> print(f"{task.expected_kl(task.posterior):.4f}")
@@ -356,6 +363,7 @@ class BayesFloor:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
         >>> print(f"{task.population_loss(lambda x: np.full((len(x), 2), 0.5)):.4f}")
@@ -460,3 +468,7 @@ def _model_log_probs(model: Any, rule: _Rule, log_probs: bool) -> np.ndarray:
     check_distribution(out, name, axis=1)
     with np.errstate(divide="ignore"):
         return np.log(out)
+
+
+#: The old name of :class:`GenerativeModel`, kept importable for one release.
+BayesFloor = GenerativeModel

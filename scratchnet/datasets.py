@@ -39,6 +39,7 @@ class Dataset(NamedTuple):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> x, c = sn.datasets.Dataset(np.zeros((2, 3)), np.array([0, 1]))
     >>> x.shape, c.tolist()
@@ -58,6 +59,7 @@ class Splits(NamedTuple):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> part = sn.datasets.Dataset(np.zeros((1, 2)), np.array([0]))
     >>> sn.datasets.Splits(part, part, part).test.x.shape

@@ -126,6 +126,7 @@ class LabelledClassifier(ClassifierMixin, BaseEstimator):
 
         Examples
         --------
+        >>> import numpy as np
         >>> from scratchnet.estimators import GaussianClassifier
         >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])
         >>> GaussianClassifier().fit(X, ["a", "a", "b", "b"]).predict_proba([[1.75]])
@@ -156,6 +157,7 @@ class LabelledClassifier(ClassifierMixin, BaseEstimator):
 
         Examples
         --------
+        >>> import numpy as np
         >>> from scratchnet.estimators import GaussianClassifier
         >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])
         >>> GaussianClassifier().fit(X, ["a", "a", "b", "b"]).predict([[0.1], [9.0]])
@@ -201,6 +203,7 @@ class GaussianClassifier(LabelledClassifier):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.estimators import GaussianClassifier
     >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 0.0], [4.0, 5.0], [5.0, 4.0],
     ...               [5.0, 5.0]])
@@ -343,6 +346,7 @@ class NetworkClassifier(LabelledClassifier):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.estimators import NetworkClassifier
     >>> X = np.array([[0.0], [0.2], [0.4], [2.6], [2.8], [3.0]])
     >>> clf = NetworkClassifier(max_epochs=300, lr=1e-2, random_state=0)
@@ -394,6 +398,7 @@ class NetworkClassifier(LabelledClassifier):
 
         Examples
         --------
+        >>> import numpy as np
         >>> from scratchnet.estimators import NetworkClassifier
         >>> X = np.array([[0.0], [0.2], [0.4], [0.6], [2.4], [2.6], [2.8], [3.0]])
         >>> clf = NetworkClassifier(max_epochs=50, early_stopping=True,

@@ -68,6 +68,7 @@ class GaussianParameters(NamedTuple):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> p = sn.fitting.GaussianParameters(np.zeros((2, 1)), np.ones((2, 1, 1)),
     ...                                   np.array([0.5, 0.5]))
@@ -121,6 +122,7 @@ def fit_gaussian_classes(x: Any, targets: Any, *, shrinkage: float = 0.0,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> x = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0], [9.0, 9.0],
     ...               [11.0, 9.0], [9.0, 11.0], [11.0, 11.0]])
@@ -153,6 +155,7 @@ class PCA(NamedTuple):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> pca = sn.fitting.PCA(np.zeros(2), np.array([[1.0, 0.0]]), np.array([4.0]))
     >>> pca.transform([[3.0, 5.0]])
@@ -176,6 +179,7 @@ class PCA(NamedTuple):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> x = np.array([[0.0, 0.0], [2.0, 0.1], [4.0, -0.1]])
         >>> sn.fitting.fit_pca(x, 1).transform(x).round(2)
@@ -215,6 +219,7 @@ def fit_pca(x: Any, dim: int) -> PCA:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> rng = np.random.default_rng(0)
     >>> x = rng.standard_normal((500, 3)) * [3.0, 1.0, 0.1]

@@ -27,9 +27,10 @@ class :math:`c` (:math:`L_c` the Cholesky factor of :math:`\Sigma_c`; in one
 dimension :math:`\lvert x - \mu_c\rvert / \sigma_c`).
 
 No classifier has a lower expected cross-entropy than this posterior: that
-floor, and a model's distance to it, come from :class:`~scratchnet.bayes.BayesFloor`
-(Gauss-Legendre rules over :math:`P(X)` in one and two dimensions, Monte Carlo
-beyond); ``GaussianClasses.fit`` builds the model from a labelled sample.
+floor, and a model's distance to it, come from
+:class:`~scratchnet.bayes.GenerativeModel` (Gauss-Legendre rules over
+:math:`P(X)` in one and two dimensions, Monte Carlo beyond);
+``GaussianClasses.fit`` builds the model from a labelled sample.
 """
 
 from __future__ import annotations
@@ -56,13 +57,13 @@ from ._validation import (
     check_positive_int,
     check_scalar,
 )
-from .bayes import BayesFloor
+from .bayes import GenerativeModel
 from .softmax import logsumexp
 
 __all__ = ["GaussianClasses"]
 
 
-class GaussianClasses(BayesFloor):
+class GaussianClasses(GenerativeModel):
     r"""M classes with Gaussian class conditionals: the generative model P(X, C).
 
     Inputs ``x`` to every method must be finite; results are float64.
@@ -95,6 +96,7 @@ class GaussianClasses(BayesFloor):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
     >>> task
@@ -170,6 +172,7 @@ class GaussianClasses(BayesFloor):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> x = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0],
         ...               [9.0, 9.0], [11.0, 9.0], [9.0, 11.0], [11.0, 11.0]])
@@ -218,14 +221,10 @@ class GaussianClasses(BayesFloor):
                [-5.00000919e+05]])
         """
         x = check_mixture_inputs(x, self.dim)
-        with np.errstate(over="ignore"):
-            if self._sd is not None:
-                w = (x - self._mu[:, 0]) / self._sd
-                mahalanobis_sq = w * w
-            else:
-                w = np.einsum("mij,nmj->nmi", self._l_inv, x[:, None, :] - self._mu)
-                mahalanobis_sq = np.einsum("nmi,nmi->nm", w, w)
-        return -0.5 * mahalanobis_sq + self._log_norm
+        # -||L_c^-1 (x - mu_c)||^2 / 2 + log of the normaliser, Sigma_c = L_c L_c^T
+        with np.errstate(over="ignore"):  # past 1e154 sigmas: -inf, rightly
+            w = np.einsum("mij,nmj->nmi", self._l_inv, x[:, None, :] - self._mu)
+            return -0.5 * np.einsum("nmi,nmi->nm", w, w) + self._log_norm
 
     def log_joint(self, x: Any) -> np.ndarray:
         r"""Log joint densities :math:`\log P(x, c) = \log P(x \mid c) + \log P(c)`.
@@ -328,7 +327,8 @@ class GaussianClasses(BayesFloor):
         --------
         >>> import scratchnet as sn
         >>> task = sn.GaussianClasses([0.0, 3.0], [1.0, 1.0])
-        >>> task.log_posterior([1.5, 1e3]).round(6)      # -(6x - 9)/2 and about 0
+        >>> task.log_posterior([1.5, 1e3]).round(6)   # log 1/2 at the midpoint;
+        ...                                           # far right -(6x - 9)/2 and 0
         array([[-6.931470e-01, -6.931470e-01],
                [-2.995500e+03,  0.000000e+00]])
         """
@@ -487,7 +487,7 @@ class GaussianClasses(BayesFloor):
         return np.unique(roots[np.isfinite(roots)])
 
     def _expectation_rule(self) -> tuple | None:
-        """BayesFloor's hook: Gauss-Legendre nodes over P(X); None (Monte Carlo) if
+        """GenerativeModel's hook: Gauss-Legendre nodes over P(X); None (Monte Carlo) if
         D > 2 or too many."""
         return quadrature.mixture_rule(self._mu, self._chol, self.density)
 

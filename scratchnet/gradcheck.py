@@ -92,6 +92,7 @@ def numerical_gradient(f: Callable[[np.ndarray], Any], x: Any,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.numerical_gradient(lambda x: np.sum(x ** 3), [1.0, -2.0]).round(6)
     array([ 3., 12.])
@@ -169,6 +170,7 @@ def gradient_check(f: Callable[[np.ndarray], Any],
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> f = lambda x: np.sum(x ** 3)
     >>> x = np.array([1.0, -2.0, 0.5])

@@ -96,6 +96,7 @@ class History:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> h = sn.History(losses=np.array([0.7, 0.5]), snapshot_steps=np.array([2]),
     ...                snapshot_probs=None, snapshot_kl=np.array([0.01]),
@@ -252,6 +253,7 @@ class EarlyStopping:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> model = sn.MLP([1, 8, 2], rng=0)
     >>> watch = sn.history.EarlyStopping(np.array([[0.0], [3.0]]), [0, 1], every=1,
@@ -293,6 +295,7 @@ class EarlyStopping:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> watch = sn.history.EarlyStopping(np.zeros((1, 1)), [0], every=5,
         ...                                  patience=1)
@@ -332,6 +335,7 @@ class EarlyStopping:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> model = sn.MLP([1, 4, 2], rng=0)
         >>> watch = sn.history.EarlyStopping(np.zeros((1, 1)), [0], every=1,
@@ -350,3 +354,4 @@ class EarlyStopping:
         for name, best in self.best_params.items():
             model.params[name][...] = best
         return self.best_step
+

@@ -20,7 +20,9 @@ Jensen's inequality on the convex :math:`-\log` gives it in one line:
 :math:`\mathrm{KL}(p \| q) = \mathbb{E}_p[-\log(q/p)]
 \ge -\log \mathbb{E}_p[q/p] = -\log \sum_{p_i > 0} q_i \ge 0`.
 
-**Why a classifier learns the posterior.**  Let the model's softmax output be
+**Why a classifier learns the posterior** (the canonical sketch; the proof,
+step by step, is ``docs/derivation.md``, and :mod:`scratchnet.bayes` and
+:mod:`scratchnet.scoring` use this one).  Let the model's softmax output be
 :math:`q(C \mid x)` and the truth :math:`P(C \mid x)`.  Averaging the KL over
 inputs splits it into a model term and a constant,
 
@@ -87,111 +89,6 @@ __all__ = [
 _ATOL = 1e-6  # how far a distribution's total may stray from 1
 
 
-# ---- Private building blocks: validation, the masked log, the masked sum ----
-
-
-def _log_base(base: Any) -> float | None:
-    """``ln(base)``, the divisor that turns nats into the unit of ``base``."""
-    if base is None:
-        return None
-    value = check_scalar(base, "base")  # a real number, not NaN, not a bool
-    if not 0 < value < np.inf or value == 1:
-        raise ValueError("base must be a positive real number other than 1 (None "
-                         f"for nats, 2 for bits); got {value:g}")
-    return float(np.log(value))
-
-
-def _finish(total: np.ndarray, axis: int, ln_base: float | None) -> Any:
-    """Convert nats to the unit of the base, then drop the summed ``axis``."""
-    if ln_base is not None:
-        total = total / total.dtype.type(ln_base)  # typed: float32 stays float32
-    return unwrap(np.squeeze(total, axis=axis))
-
-
-def _log(x: np.ndarray) -> np.ndarray:
-    """Natural log with :math:`\\log 0 = -\\infty`, without a divide warning."""
-    out = np.full(x.shape, -np.inf, dtype=x.dtype)
-    np.log(x, out=out, where=x > 0)
-    return out
-
-
-def _sum_over_support(p: np.ndarray, values: np.ndarray, axis: int) -> np.ndarray:
-    r""":math:`\sum_{i: p_i > 0} p_i \, v_i` along ``axis`` (keepdims).
-
-    Terms with :math:`p_i = 0` are never evaluated, so :math:`0 \cdot (-\infty)`
-    never happens: this one mask is the :math:`0 \log 0 = 0` convention.
-    """
-    shape = np.broadcast_shapes(p.shape, values.shape)
-    terms = np.zeros(shape, dtype=np.result_type(p, values))
-    np.multiply(p, values, out=terms, where=p > 0)
-    return terms.sum(axis=axis, keepdims=True)
-
-
-def _kl_terms(p: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
-    r"""The terms :math:`p_i \log(p_i / q_i) - p_i + q_i` of the KL, each :math:`\ge 0`.
-
-    They sum to :math:`\mathrm{KL}(p \| q)` (the :math:`q_i - p_i` sum to 0).
-    With :math:`\delta = \log(q_i / p_i)` a term is :math:`p_i (e^\delta - 1 -
-    \delta)`, and ``expm1(d) - d`` cannot round below 0: the KL is never
-    negative, even for :math:`q` within rounding of :math:`p`.  For
-    :math:`\delta > 1` the plain form neither cancels nor overflows.
-    """
-    q = np.exp(log_q)
-    delta = np.zeros(np.broadcast_shapes(p.shape, log_q.shape), dtype=q.dtype)
-    np.subtract(log_q, log_p, out=delta, where=p > 0)  # 0 where p_i = 0
-    near = np.minimum(delta, 1.0)
-    terms = np.where(delta > 1, q - p * (1 + delta), p * (np.expm1(near) - near))
-    return np.where(p > 0, terms, q)
-
-
-def _check_distribution(x: np.ndarray, name: str, axis: int, ndim: int) -> None:
-    """Check ``x`` holds distributions along ``axis`` (indices in its own shape)."""
-    own, own_axis = own_frame(x, axis, ndim)
-    check_distribution(own, name, own_axis, atol=_ATOL)
-
-
-def _check_log_distribution(log_q: np.ndarray, name: str, axis: int, ndim: int) -> None:
-    """Check ``exp(log_q)`` sums to 1 along ``axis``: logsumexp ~ 0 within 1e-6."""
-    own, own_axis = own_frame(log_q, axis, ndim)
-    totals = np.asarray(logsumexp(own, axis=own_axis))
-    off = ~(np.abs(totals) <= _ATOL)
-    if off.any():
-        raise ValueError(f"{name} must be log-probabilities whose logsumexp along "
-                         f"axis {own_axis} is 0 (within {_ATOL:g}); got "
-                         f"{totals[off].flat[0]:.10g}{at_index(off)}")
-
-
-def _prepare(p: Any, q: Any, log_q: Any, axis: Any, p_name: str = "p",
-             q_name: str = "q") -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Validate ``p`` and exactly one of ``q``, ``log_q``.
-
-    Returns ``p`` and ``log q``, each viewed with the broadcast number of
-    dimensions, and the outcome axis as a non-negative int (callers that
-    need ``log p`` take ``_log(p)``).
-    """
-    lq_name = f"log_{q_name}"
-    if (q is None) == (log_q is None):
-        got = "both" if q is not None else "neither"
-        raise TypeError(f"give exactly one of {q_name} and {lq_name}; got {got}")
-    other_name = q_name if log_q is None else lq_name
-    p = as_float_array(p, p_name, check_nan=False)
-    other = as_float_array(q if log_q is None else log_q, other_name,
-                           check_nan=log_q is not None)
-    shapes = {p_name: p.shape, other_name: other.shape}
-    ndim, axis = broadcast_outcome_axis(shapes, axis)
-    _check_distribution(p, p_name, axis, ndim)
-    if log_q is None:
-        _check_distribution(other, other_name, axis, ndim)
-        log_other = _log(other)
-    else:
-        _check_log_distribution(other, other_name, axis, ndim)
-        log_other = other
-    return pad_dims(p, ndim), pad_dims(log_other, ndim), axis
-
-
-# ---- Public functions ----
-
-
 def entropy(p: Any, *, base: float | None = None, axis: int = -1) -> Any:
     r"""Shannon entropy :math:`H(p) = -\sum_i p_i \log p_i` along ``axis``.
 
@@ -217,18 +114,17 @@ def entropy(p: Any, *, base: float | None = None, axis: int = -1) -> Any:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> print(f"{sn.entropy(np.full(256, 1 / 256), base=2):.4f}")  # one byte
     8.0000
     >>> print(f"{sn.entropy([1.0, 0.0, 0.0]):.4f}")  # certainty
     0.0000
     """
-    ln_base = _log_base(base)
-    p = as_float_array(p, "p", check_nan=False)
-    ndim, axis = broadcast_outcome_axis({"p": p.shape}, axis)
-    _check_distribution(p, "p", axis, ndim)
-    s = _sum_over_support(p, _log(p), axis)
-    return _finish(np.subtract(0, s), axis, ln_base)  # 0 - s: never -0.0
+    p, log_base = _check_entropy(p, base, axis)
+    log_p = np.log(p, out=np.zeros_like(p), where=p > 0)  # 0 log 0 = 0
+    h = -np.sum(p * log_p, axis=axis) / log_base
+    return unwrap(h + 0.0)  # + 0.0: a certain outcome has H = 0, not -0
 
 
 def cross_entropy(p: Any, q: Any = None, *, log_q: Any = None,
@@ -270,9 +166,9 @@ def cross_entropy(p: Any, q: Any = None, *, log_q: Any = None,
     >>> print(f"{cross_entropy([0.5, 0.5], log_q=[0.0, -800.0]):.4f}")  # q = e^-800
     400.0000
     """
-    ln_base = _log_base(base)
-    p, log_q, axis = _prepare(p, q, log_q, axis)
-    return _finish(np.subtract(0, _sum_over_support(p, log_q, axis)), axis, ln_base)
+    p, q, log_q, axis, log_base = _check_pair(p, q, log_q, axis, base)
+    log_q = _log(q) if log_q is None else log_q
+    return _finish(np.subtract(0, _sum_over_support(p, log_q, axis)), axis, log_base)
 
 
 def kl_divergence(p: Any, q: Any = None, *, log_q: Any = None,
@@ -314,18 +210,12 @@ def kl_divergence(p: Any, q: Any = None, *, log_q: Any = None,
     >>> sn.kl_divergence([0.5, 0.5], [1.0, 0.0])  # q misses part of p's support
     inf
     """
-    ln_base = _log_base(base)
-    p, log_q, axis = _prepare(p, q, log_q, axis)
-    kl = _kl_terms(p, _log(p), log_q).sum(axis=axis, keepdims=True)
-    return _finish(kl, axis, ln_base)
-
-
-def _format(value: Any) -> str:
-    """A short, NumPy-version-independent rendering of a scalar or array."""
-    arr = np.asarray(value)
-    if arr.ndim == 0:
-        return f"{float(arr):.6g}"
-    return np.array2string(arr, precision=6, separator=", ")
+    p, q, log_q, axis, log_base = _check_pair(p, q, log_q, axis, base)
+    if log_q is None:
+        log_q = np.log(q, out=np.full_like(q, -np.inf), where=q > 0)  # log 0 = -inf
+    log_p = np.log(p, out=np.zeros_like(p), where=p > 0)  # 0 log 0 = 0
+    kl = _kl_terms(p, log_p, log_q).sum(axis=axis)  # sum_i p_i log(p_i / q_i)
+    return unwrap(kl / log_base)
 
 
 class GibbsResult(NamedTuple):
@@ -406,14 +296,14 @@ def gibbs_inequality(p: Any, q: Any = None, *, log_q: Any = None,
     >>> sn.gibbs_inequality([0.5, 0.5], [0.9, 0.1]).holds
     True
     """
-    ln_base = _log_base(base)
-    p, log_q, axis = _prepare(p, q, log_q, axis)
+    p, q, log_q, axis, log_base = _check_pair(p, q, log_q, axis, base)
+    log_q = _log(q) if log_q is None else log_q
     log_p = _log(p)
     h_pq = np.subtract(0, _sum_over_support(p, log_q, axis))
     h_p = np.subtract(0, _sum_over_support(p, log_p, axis))
     gap = _kl_terms(p, log_p, log_q).sum(axis=axis, keepdims=True)
     h_p = np.broadcast_to(h_p, gap.shape)  # H(p) may have fewer dims than q
-    return GibbsResult(*(_finish(x, axis, ln_base) for x in (h_pq, h_p, gap)))
+    return GibbsResult(*(_finish(x, axis, log_base) for x in (h_pq, h_p, gap)))
 
 
 def expected_kl(p_cond: Any, q_cond: Any = None, weights: Any = None, *,
@@ -444,6 +334,7 @@ def expected_kl(p_cond: Any, q_cond: Any = None, weights: Any = None, *,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> p = [[0.5, 0.5], [1.0, 0.0]]
     >>> q = [[0.9, 0.1], [0.0, 1.0]]   # row 2 misses p's mass, but w = 0 there
@@ -453,7 +344,7 @@ def expected_kl(p_cond: Any, q_cond: Any = None, weights: Any = None, *,
     >>> print(f"{sn.expected_kl(p, log_q=log_q, weights=[1.0, 0.0]):.4f}")
     0.5108
     """
-    ln_base = _log_base(base)
+    _check_base(base)
     p_arr = as_float_array(p_cond, "p_cond", check_nan=False)
     if p_arr.ndim != 2:
         raise ValueError("p_cond must have shape (n, M), one conditional "
@@ -471,7 +362,125 @@ def expected_kl(p_cond: Any, q_cond: Any = None, weights: Any = None, *,
                          f"weight per row of p_cond; got shape {w.shape}")
     check_distribution(w, "weights", 0, atol=_ATOL)
     qs = (q_arr, None) if log_q is None else (None, q_arr)
-    p, log_q, _ = _prepare(p_arr, *qs, -1, "p_cond", q_name.removeprefix("log_"))
+    p, q, log_q, _, log_base = _check_pair(p_arr, *qs, -1, base, "p_cond",
+                                           q_name.removeprefix("log_"))
+    log_q = _log(q) if log_q is None else log_q
     kl = _kl_terms(p, _log(p), log_q).sum(axis=1, keepdims=True)  # (n, 1), each >= 0
     total = _sum_over_support(w[:, None], kl, 0)  # w = 0 rows skipped: no 0 * inf
-    return _finish(total[0], 0, ln_base)
+    return _finish(total[0], 0, log_base)
+
+
+# ---- Private helpers: the checks, the masked log and sum, the KL's terms ----
+
+
+def _check_base(base: Any) -> float:
+    """``ln(base)``, the divisor that turns nats into the unit of ``base`` (None: 1)."""
+    if base is None:
+        return 1.0
+    value = check_scalar(base, "base")  # a real number, not NaN, not a bool
+    if not 0 < value < np.inf or value == 1:
+        raise ValueError("base must be a positive real number other than 1 (None "
+                         f"for nats, 2 for bits); got {value:g}")
+    return float(np.log(value))
+
+
+def _finish(total: np.ndarray, axis: int, log_base: float) -> Any:
+    """Convert nats to the unit of the base, then drop the summed ``axis``."""
+    return unwrap(np.squeeze(total / log_base, axis=axis))  # float32 stays float32
+
+
+def _log(x: np.ndarray) -> np.ndarray:
+    """Natural log with :math:`\\log 0 = -\\infty`, without a divide warning."""
+    out = np.full(x.shape, -np.inf, dtype=x.dtype)
+    np.log(x, out=out, where=x > 0)
+    return out
+
+
+def _sum_over_support(p: np.ndarray, values: np.ndarray, axis: int) -> np.ndarray:
+    r""":math:`\sum_{i: p_i > 0} p_i \, v_i` along ``axis`` (keepdims).
+
+    Terms with :math:`p_i = 0` are never evaluated, so :math:`0 \cdot (-\infty)`
+    never happens: this one mask is the :math:`0 \log 0 = 0` convention.
+    """
+    shape = np.broadcast_shapes(p.shape, values.shape)
+    terms = np.zeros(shape, dtype=np.result_type(p, values))
+    np.multiply(p, values, out=terms, where=p > 0)
+    return terms.sum(axis=axis, keepdims=True)
+
+
+def _kl_terms(p: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    r"""The terms :math:`p_i \log(p_i / q_i) - p_i + q_i` of the KL, each :math:`\ge 0`.
+
+    They sum to :math:`\mathrm{KL}(p \| q)` (the :math:`q_i - p_i` sum to 0).
+    With :math:`\delta = \log(q_i / p_i)` a term is :math:`p_i (e^\delta - 1 -
+    \delta)`, and ``expm1(d) - d`` cannot round below 0: the KL is never
+    negative, even for :math:`q` within rounding of :math:`p`.  For
+    :math:`\delta > 1` the plain form neither cancels nor overflows.
+    """
+    q = np.exp(log_q)
+    delta = np.zeros(np.broadcast_shapes(p.shape, log_q.shape), dtype=q.dtype)
+    np.subtract(log_q, log_p, out=delta, where=p > 0)  # 0 where p_i = 0
+    near = np.minimum(delta, 1.0)
+    terms = np.where(delta > 1, q - p * (1 + delta), p * (np.expm1(near) - near))
+    return np.where(p > 0, terms, q)
+
+
+def _check_distribution(x: np.ndarray, name: str, axis: int, ndim: int) -> None:
+    """Check ``x`` holds distributions along ``axis`` (indices in its own shape)."""
+    own, own_axis = own_frame(x, axis, ndim)
+    check_distribution(own, name, own_axis, atol=_ATOL)
+
+
+def _check_log_distribution(log_q: np.ndarray, name: str, axis: int, ndim: int) -> None:
+    """Check ``exp(log_q)`` sums to 1 along ``axis``: logsumexp ~ 0 within 1e-6."""
+    own, own_axis = own_frame(log_q, axis, ndim)
+    totals = np.asarray(logsumexp(own, axis=own_axis))
+    off = ~(np.abs(totals) <= _ATOL)
+    if off.any():
+        raise ValueError(f"{name} must be log-probabilities whose logsumexp along "
+                         f"axis {own_axis} is 0 (within {_ATOL:g}); got "
+                         f"{totals[off].flat[0]:.10g}{at_index(off)}")
+
+
+def _check_pair(p: Any, q: Any, log_q: Any, axis: Any, base: Any, p_name: str = "p",
+                q_name: str = "q") -> tuple:
+    """Check ``p``, exactly one of ``q`` and ``log_q``, the axis and the base.
+
+    Returns ``(p, q, log_q, axis, ln(base))``: the arrays viewed with the
+    broadcast number of dimensions (the one not given is None), the outcome
+    axis as a non-negative int, and the divisor of the unit (1 for nats).
+    """
+    log_base = _check_base(base)
+    lq_name = f"log_{q_name}"
+    if (q is None) == (log_q is None):
+        got = "both" if q is not None else "neither"
+        raise TypeError(f"give exactly one of {q_name} and {lq_name}; got {got}")
+    other_name = q_name if log_q is None else lq_name
+    p = as_float_array(p, p_name, check_nan=False)
+    other = as_float_array(q if log_q is None else log_q, other_name,
+                           check_nan=log_q is not None)
+    shapes = {p_name: p.shape, other_name: other.shape}
+    ndim, axis = broadcast_outcome_axis(shapes, axis)
+    _check_distribution(p, p_name, axis, ndim)
+    if log_q is None:
+        _check_distribution(other, other_name, axis, ndim)
+        return pad_dims(p, ndim), pad_dims(other, ndim), None, axis, log_base
+    _check_log_distribution(other, other_name, axis, ndim)
+    return pad_dims(p, ndim), None, pad_dims(other, ndim), axis, log_base
+
+
+def _check_entropy(p: Any, base: Any, axis: Any) -> tuple:
+    """``(p, ln(base))``, checked: distributions along ``axis``, a valid base."""
+    log_base = _check_base(base)
+    p = as_float_array(p, "p", check_nan=False)
+    ndim, axis = broadcast_outcome_axis({"p": p.shape}, axis)
+    _check_distribution(p, "p", axis, ndim)
+    return p, log_base
+
+
+def _format(value: Any) -> str:
+    """A short, NumPy-version-independent rendering of a scalar or array."""
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        return f"{float(arr):.6g}"
+    return np.array2string(arr, precision=6, separator=", ")

@@ -30,7 +30,8 @@ the elementwise activations multiply ``dout`` by their derivative,
 :math:`\mathbf{1}[x > 0]` for ReLU and :math:`1 - \tanh^2(x)` for tanh.  The
 softmax pair closes the chain: ``log_softmax_forward`` followed by the
 negative log-likelihood is the cross-entropy, and chaining their backward
-passes gives its famous gradient :math:`q - \text{one\_hot}(c)` (a test
+passes gives its famous gradient :math:`q - \text{one\_hot}(c)`
+(``tests/test_layers.py::test_log_softmax_then_nll_gives_the_cross_entropy_gradient``
 checks exactly that).
 
 Every function returns new arrays and checks shapes.  The forward passes
@@ -40,7 +41,7 @@ valid (:math:`\max(\infty, 0) = \infty`, :math:`\tanh(\infty) = 1`) and pass.
 The backward passes check shapes only: a NaN in ``dout`` propagates to the
 gradients, where the optimizer reports it.  The
 engine in :mod:`scratchnet.fast` runs the same arithmetic into preallocated
-buffers; tests pin it to these functions.
+buffers; ``tests/test_fast.py`` pins it to these functions.
 """
 
 from __future__ import annotations
@@ -192,13 +193,18 @@ def linear_backward(dout: Any, cache: tuple
     >>> dx, dW.ravel(), db
     (array([[1., 3.]]), array([1., 2.]), array([1.]))
     """
-    _check_cache(cache, (np.ndarray, np.ndarray), "linear")
-    x, W = cache
-    dout = _check_dout(dout, (x.shape[0], W.shape[1]), "layer's output")
+    dout, (x, W) = _check_linear_backward(dout, cache)
     dx = dout @ W.T
     dW = x.T @ dout
     db = dout.sum(axis=0)
     return dx, dW, db
+
+
+def _check_linear_backward(dout: Any, cache: Any) -> tuple:
+    """``(dout, (x, W))`` checked: the cache of the forward pass, a gradient."""
+    _check_cache(cache, (np.ndarray, np.ndarray), "linear")
+    x, W = cache
+    return _check_dout(dout, (x.shape[0], W.shape[1]), "layer's output"), cache
 
 
 # --- elementwise activations -----------------------------------------------------
@@ -353,6 +359,7 @@ def softmax_forward(x: Any, axis: int = -1) -> Tuple[np.ndarray, tuple]:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> probs, cache = sn.layers.softmax_forward([[0.0, np.log(3.0)]])
     >>> probs
@@ -379,8 +386,8 @@ def softmax_backward(dout: Any, cache: tuple) -> np.ndarray:
 
     Notes
     -----
-    The Jacobian is :math:`\partial q_i / \partial x_k = q_i (\delta_{ik} - q_k)`,
-    so
+    The softmax Jacobian (derived in :func:`scratchnet.losses.cross_entropy_grad`)
+    is :math:`\partial q_i / \partial x_k = q_i (\delta_{ik} - q_k)`, so
 
     .. math::
 
@@ -448,7 +455,8 @@ def log_softmax_backward(dout: Any, cache: tuple) -> np.ndarray:
 
     Notes
     -----
-    Since :math:`\partial \log q_i / \partial x_k = \delta_{ik} - q_k`,
+    Since :math:`\partial \log q_i / \partial x_k = \delta_{ik} - q_k` (derived in
+    :func:`scratchnet.losses.cross_entropy_grad`),
 
     .. math::
 
@@ -460,6 +468,7 @@ def log_softmax_backward(dout: Any, cache: tuple) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> log_probs, cache = sn.layers.log_softmax_forward([[0.0, np.log(3.0)]])
     >>> sn.layers.log_softmax_backward([[-1.0, 0.0]], cache)   # NLL of class 0

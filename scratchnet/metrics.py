@@ -116,6 +116,7 @@ class CalibrationBins(NamedTuple):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> bins = sn.metrics.CalibrationBins(np.array([0, 2]), np.array([0.0, 0.8]),
     ...                                   np.array([0.0, 0.5]))
@@ -354,6 +355,7 @@ def fit_gaussian_by_kl(p: Any, grid: Any, direction: str = "forward") -> Gaussia
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> grid = np.linspace(-8, 8, 801)
     >>> p = np.exp(-0.5 * (grid - 3) ** 2) + np.exp(-0.5 * (grid + 3) ** 2)
@@ -418,6 +420,7 @@ def nll_scorer(estimator: Any, X: Any, y: Any) -> float:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.estimators import GaussianClassifier
     >>> from scratchnet.metrics import nll_scorer
     >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])
@@ -449,6 +452,7 @@ def ece_scorer(estimator: Any, X: Any, y: Any) -> float:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.estimators import GaussianClassifier
     >>> from scratchnet.metrics import ece_scorer
     >>> X = np.array([[0.0], [0.5], [3.0], [3.5]])

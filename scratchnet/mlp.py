@@ -20,7 +20,7 @@ functions in reverse order, and ``loss_and_grads`` puts a loss
 ``params`` is a plain dict of arrays, updated in place by an optimiser; rebinding
 an entry (``model.params["W1"] = new_W1``) works too, as every pass reads the
 dict.  ``backward`` returns new arrays.  The engine :class:`scratchnet.fast.MLP`
-computes the same faster; tests pin the two.
+computes the same faster; ``tests/test_fast.py`` pins the two.
 """
 
 from __future__ import annotations
@@ -213,6 +213,7 @@ class MLP:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> sn.MLP([2, 3, 4], rng=0).forward(np.zeros((5, 2))).shape
         (5, 4)
@@ -254,6 +255,7 @@ class MLP:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> model = sn.MLP([2, 3, 4], rng=0)
         >>> logits = model.forward(np.ones((5, 2)))
@@ -404,6 +406,7 @@ class TwoLayerMLP(MLP):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> model = sn.TwoLayerMLP(1, 64, 2, rng=0)
     >>> loss, grads = model.loss_and_grads(np.array([0.0, 3.0]), np.array([0, 1]))
@@ -436,6 +439,7 @@ class TwoLayerMLP(MLP):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> sn.TwoLayerMLP(2, 3, 4, rng=0).forward(np.zeros((5, 2))).shape
         (5, 4)
@@ -463,6 +467,7 @@ class TwoLayerMLP(MLP):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> model = sn.TwoLayerMLP(2, 3, 4, rng=0)
         >>> logits = model.forward(np.ones((5, 2)))

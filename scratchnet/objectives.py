@@ -31,13 +31,22 @@ The hinge loss is not; its minimiser gets the arg-max right and nothing else
 (see :mod:`scratchnet.scoring`).
 
 To write your own, subclass :class:`Loss` and define ``loss_and_grad``
-(and, if its minimiser is a probability, ``predict_log_proba(outputs)``)::
+(and, if its minimiser is a probability, ``predict_log_proba(outputs)``).
+The targets :func:`scratchnet.train` passes are class indices, so a squared
+error compares the outputs with their one-hot rows:
 
-    class Squared(sn.objectives.Loss):
-        name = "squared"
-        def loss_and_grad(self, outputs, targets):
-            r = outputs - targets
-            return float(np.mean(r ** 2)), 2 * r / r.size
+>>> import numpy as np
+>>> import scratchnet as sn
+>>> class Squared(sn.objectives.Loss):
+...     name = "squared"
+...     def loss_and_grad(self, outputs, targets):
+...         r = outputs - sn.one_hot(targets, outputs.shape[1])
+...         return float(np.mean(r ** 2)), 2 * r / r.size
+>>> model = sn.MLP([1, 16, 2], rng=0)
+>>> history = sn.train(model, sn.tasks.separated(), steps=300, batch_size=64,
+...                    lr=0.1, rng=1, loss=Squared())
+>>> bool(history.losses[-50:].mean() < history.losses[:50].mean())
+True
 """
 
 from __future__ import annotations
@@ -48,7 +57,7 @@ import numpy as np
 
 from ._loss_layout import as_target_column
 from ._validation import check_positive_int
-from .losses import (
+from .functional import (
     binary_cross_entropy_with_logits,
     binary_cross_entropy_with_logits_grad,
     cross_entropy_and_grad,
@@ -258,6 +267,7 @@ class CrossEntropyLoss(Loss):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn     # weights (1, 4) learn q = (0.2, 0.8) at p = 0.5
         >>> loss = sn.objectives.CrossEntropyLoss(weight=[1, 4])
         >>> loss.predict_proba(np.log([[1, 4]]))
@@ -334,6 +344,7 @@ class BCEWithLogitsLoss(Loss):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn     # pos_weight 9 learns q = 0.9 at p = 1/2
         >>> sn.objectives.BCEWithLogitsLoss(pos_weight=9).predict_proba([[np.log(9)]])
         array([[0.5, 0.5]])

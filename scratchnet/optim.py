@@ -97,6 +97,7 @@ class Optimizer:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> params = {"w": np.array([1.0, 2.0])}
     >>> opt = sn.SGD(params, lr=0.5)
@@ -150,6 +151,7 @@ class Optimizer:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> sorted(sn.Adam({"w": np.zeros(2)}).init_state(np.zeros(2)))
         ['exp_avg', 'exp_avg_sq']
@@ -175,6 +177,7 @@ class Optimizer:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> w = np.array([1.0])
         >>> sn.SGD({"w": w}, lr=0.1).update(w, np.array([2.0]), {})
@@ -203,6 +206,7 @@ class Optimizer:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> params = {"w": np.array([1.0, 2.0])}
         >>> sn.SGD(params, lr=0.1).step({"w": np.array([1.0, -1.0])})
@@ -274,6 +278,7 @@ class SGD(Optimizer):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> params = {"w": np.array([1.0, 2.0])}
     >>> opt = sn.SGD(params, lr=0.1)
@@ -306,6 +311,7 @@ class SGD(Optimizer):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> sn.SGD({"w": np.zeros(2)}, lr=1.0, momentum=0.9).init_state(np.zeros(2))
         {'momentum_buffer': array([0., 0.])}
@@ -328,6 +334,7 @@ class SGD(Optimizer):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> w = np.array([1.0])
         >>> sn.SGD({"w": w}, lr=0.5).update(w, np.array([1.0]), {})
@@ -387,6 +394,7 @@ class Adam(Optimizer):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> params = {"w": np.array([1.0, 2.0])}
     >>> opt = sn.Adam(params, lr=0.1)
@@ -426,6 +434,7 @@ class Adam(Optimizer):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> opt = sn.Adam({"w": np.zeros(1)})
         >>> opt.step({"w": np.ones(1)})
@@ -455,6 +464,7 @@ class Adam(Optimizer):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> sn.Adam({"w": np.zeros(1)}).init_state(np.zeros(1))["exp_avg"]
         array([0.])
@@ -477,6 +487,7 @@ class Adam(Optimizer):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> w = np.array([1.0])
         >>> opt = sn.Adam({"w": w}, lr=0.1)

@@ -109,6 +109,7 @@ def binary_log_proba(outputs: Any, pos_weight: Any = None) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.readouts.binary_log_proba([[0.0], [40.0]]).round(2)
     array([[ -0.69,  -0.69],
@@ -168,6 +169,7 @@ def cross_entropy_log_proba(outputs: Any, weight: Any = None,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> f = np.log([[1.0, 4.0]])      # q = (0.2, 0.8)
     >>> np.exp(sn.readouts.cross_entropy_log_proba(f))

@@ -12,7 +12,8 @@ the outputs towards the posterior :math:`P(C \mid x)`.
 **The log loss is strictly proper.**  :math:`\mathbb{E}_{c \sim p}[-\log q_c]
 = H(p, q) \ge H(p)` with equality only at :math:`q = p` (Gibbs'
 inequality): this is why :func:`scratchnet.losses.cross_entropy` learns
-:math:`P(C \mid x)`.
+:math:`P(C \mid x)` (the sketch of :mod:`scratchnet.information`, proved in
+``docs/derivation.md``).
 
 **Squared error on one-hot targets is strictly proper** (on outputs that are
 probabilities it is the Brier score), with the outputs themselves, not a
@@ -35,7 +36,7 @@ in :math:`d` and minimised at :math:`d = +1` whenever :math:`p_1 > 1/2` and
 the Bayes decision, right and says nothing about how sure it is: 0.51 and
 0.99 give the same scores.  Nothing is calibrated.
 
-Conventions as in :mod:`scratchnet.losses` (``reduction``, ``<loss>_grad``,
+Conventions as in :mod:`scratchnet.functional` (``reduction``, ``<loss>_grad``,
 float32 in, float32 out); the inputs here must be finite.
 """
 
@@ -127,11 +128,12 @@ def mse_loss(outputs: Any, targets: Any, *, reduction: str = "mean") -> Loss:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> outputs = np.array([[0.0, 1, 0, 0], [-1, 2, -1, -1], [1, 0, 1, 1]])
     >>> sn.mse_loss(outputs, [1, 1, 1], reduction="none").mean(axis=1)
     array([0., 1., 1.])
-    >>> sn.cross_entropy(outputs, [1, 1, 1], reduction="none").round(3)
+    >>> sn.functional.cross_entropy(outputs, [1, 1, 1], reduction="none").round(3)
     array([0.744, 0.139, 2.214])
 
     The Brier score of a probability vector ``o``, expected over a class drawn
@@ -246,6 +248,7 @@ def multi_margin_loss(logits: Any, targets: Any, *, margin: float = 1.0,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.multi_margin_loss([[0.0, 2.0, 1.5], [1.0, 0.0, 0.0]], [1, 1],
     ...                      reduction="none")

@@ -51,16 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from ._shift import check_some_finite, row_max, top_and_rest
-from ._validation import (
-    as_class_indices,
-    as_float_array,
-    at_index,
-    check_bool,
-    check_positive_int,
-    normalize_axis,
-    unwrap,
-)
+from ._scores import check_one_hot, check_scores
+from ._validation import as_float_array, at_index, unwrap
 
 __all__ = ["log_sigmoid", "log_softmax", "logit", "logsumexp", "one_hot", "sigmoid",
            "softmax"]
@@ -103,6 +95,7 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.logsumexp([1000.0, 1000.0]) - 1000.0   # log 2, no overflow
     0.6931471805599...
@@ -113,23 +106,12 @@ def logsumexp(x: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     >>> sn.logsumexp([])
     -inf
     """
-    x = as_float_array(x, "x", check_nan=False)
-    axis = normalize_axis(axis, x.ndim)
-    keepdims = check_bool(keepdims, "keepdims")
-    if x.shape[axis] == 0:  # the log of an empty sum
-        out = np.full((*x.shape[:axis], 1, *x.shape[axis + 1:]), -np.inf, x.dtype)
-    else:
-        m = row_max(x, axis, "x", allow_posinf=True)
-        with np.errstate(over="ignore", divide="ignore"):
-            e = np.exp(np.subtract(x, m))
-            top, rest = top_and_rest(e, np.argmax(x, axis=axis, keepdims=True), axis)
-            # top is 1, except where m was not finite and the shift is 0:
-            # then log(top) is -inf (a slice of -inf) or +inf (a +inf entry).
-            out = np.log1p(rest) + np.log(top)
-        out += m
-    if not keepdims:
-        out = np.squeeze(out, axis=axis)
-    return unwrap(out)
+    x = check_scores(x, "x", axis, keepdims=keepdims, allow_posinf=True)
+    # log sum e^x = m + log sum e^(x - m), m the maximum: no exponent above 0, and
+    # the log of the shifted sum is log1p of all but its top term (SciPy gh-18295)
+    m, log_sum = _max_and_log_sum(x, axis)
+    out = m + log_sum
+    return unwrap(out if keepdims else np.squeeze(out, axis=axis))
 
 
 def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
@@ -169,17 +151,11 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     >>> sn.log_softmax([0.0, -1e4])   # log(softmax) would give -inf
     array([     0., -10000.])
     """
-    x = as_float_array(x, "x", check_nan=False)
-    axis = normalize_axis(axis, x.ndim)
-    if x.shape[axis] == 0:
-        return np.empty(x.shape, x.dtype)
-    m = row_max(x, axis, "x", allow_posinf=False)
-    with np.errstate(over="ignore"):
-        shifted = np.subtract(x, m)  # the largest logit of each slice is now 0
-    i = np.argmax(x, axis=axis, keepdims=True)  # the largest logit: e^0 = 1
-    top, rest = top_and_rest(np.exp(shifted), i, axis)
-    check_some_finite(top == 0, "x", axis)
-    return shifted - np.log1p(rest)
+    x = check_scores(x, "x", axis)
+    # log q = x - logsumexp(x) = (x - m) - log sum e^(x - m): finite where q underflows
+    m, log_sum = _max_and_log_sum(x, axis)
+    with np.errstate(over="ignore"):  # x - m below -1.8e308 is -inf: log q = -inf
+        return (x - m) - log_sum
 
 
 def softmax(x: Any, axis: int = -1) -> np.ndarray:
@@ -209,6 +185,7 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.softmax([[1.0, 2.0, 3.0, 4.0], [3.0, 0.0, 0.0, 0.0]]).round(4)
     array([[0.0321, 0.0871, 0.2369, 0.6439],
@@ -216,18 +193,11 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
     >>> sn.softmax([1e300, 0.0, -np.inf])
     array([1., 0., 0.])
     """
-    x = as_float_array(x, "x", check_nan=False)
-    axis = normalize_axis(axis, x.ndim)
-    if x.shape[axis] == 0:
-        return np.empty(x.shape, x.dtype)
-    m = row_max(x, axis, "x", allow_posinf=False)
-    with np.errstate(over="ignore"):
-        e = np.subtract(x, m)
-    np.exp(e, out=e)
-    total = e.sum(axis=axis, keepdims=True)
-    check_some_finite(total == 0, "x", axis)
-    e /= total
-    return e
+    x = check_scores(x, "x", axis)
+    # e^(x - m) / sum e^(x - m), m the largest logit: no exponent above 0, no overflow
+    with np.errstate(over="ignore"):  # x - m below -1.8e308 is -inf: q = 0
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 def sigmoid(x: Any) -> np.ndarray:
@@ -254,16 +224,14 @@ def sigmoid(x: Any) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> sn.sigmoid([0.0, 1e300, -np.inf])
     array([0.5, 1. , 0. ])
     """
     x = as_float_array(x, "x")
-    e = np.exp(-np.abs(x))
-    out = np.where(x >= 0, 1.0, e)
-    e += 1.0
-    out /= e
-    return unwrap(out)
+    e = np.exp(-np.abs(x))  # at most 1, whatever the sign of x: no overflow
+    return unwrap(np.where(x >= 0, 1, e) / (1 + e))
 
 
 def log_sigmoid(x: Any) -> np.ndarray:
@@ -342,20 +310,6 @@ def logit(p: Any) -> np.ndarray:
     return unwrap(np.where(np.abs(s) < 0.5, near, far))
 
 
-def _inferred_count(targets: Any) -> int:
-    """One more than the largest of the integer ``targets`` (non-empty, >= 0)."""
-    t = np.asarray(targets)
-    if t.dtype.kind not in "iu":
-        raise TypeError(f"targets must be integer class indices; got dtype {t.dtype}")
-    if t.size == 0:
-        raise ValueError("targets is empty, so the number of classes cannot be "
-                         "inferred; pass num_classes")
-    negative = t < 0
-    if negative.any():
-        raise ValueError(f"targets must be class indices >= 0; got "
-                         f"{t[negative].flat[0]}{at_index(negative)}")
-    return int(t.max()) + 1
-
 
 def one_hot(targets: Any, num_classes: int | None = None) -> np.ndarray:
     r"""Encode class indices as one-hot rows: ``out[..., c] = 1``, 0 elsewhere.
@@ -387,10 +341,24 @@ def one_hot(targets: Any, num_classes: int | None = None) -> np.ndarray:
     array([[0., 1.],
            [1., 0.]])
     """
-    if num_classes is None:
-        num_classes = _inferred_count(targets)
-    num_classes = check_positive_int(num_classes, "num_classes")
-    targets = as_class_indices(targets, num_classes)
-    out = np.zeros((*targets.shape, num_classes))
-    np.put_along_axis(out, targets[..., None], 1.0, axis=-1)
-    return out
+    targets, num_classes = check_one_hot(targets, num_classes)
+    return (targets[..., None] == np.arange(num_classes)).astype(np.float64)
+
+
+def _max_and_log_sum(x: np.ndarray, axis: int) -> tuple:
+    r"""The largest score :math:`m` of each slice, and :math:`\log \sum_j e^{x_j - m}`.
+
+    Both keepdims.  The largest terms are :math:`e^0 = 1` exactly, so the
+    sum is 1 plus the others (and any ties), and its log is ``log1p`` of
+    them: ``log(1 + 4.2e-18)`` rounds to 0, ``log1p(4.2e-18)`` does not
+    (SciPy gh-18295).  For a slice of only ``-inf`` (or an empty one) :math:`m
+    = -\infty`, for one holding ``+inf`` :math:`m = +\infty`, and
+    ``m + log_sum`` is that :math:`m`: the ``inf - inf`` of their shift lands
+    only on the top terms, which are left out.
+    """
+    m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)  # -inf: an empty axis
+    top = x == m  # the largest terms: e^(x - m) = 1 each
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        others = np.where(top, 0, np.exp(x - m)).sum(axis=axis, keepdims=True)
+        ties = top.sum(axis=axis, keepdims=True, dtype=x.dtype) - 1
+        return m, np.log1p(others + ties)

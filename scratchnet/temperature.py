@@ -202,6 +202,7 @@ def fit_temperature(logits: Any, targets: Any, *,
     With three of four right, the softmax of :math:`(2/T, 0)` should be
     :math:`(3/4, 1/4)`: :math:`2/T = \log 3`.
 
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> z = [[2.0, 0.0]] * 4
     >>> T = sn.temperature.fit_temperature(z, [0, 0, 0, 1])

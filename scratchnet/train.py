@@ -1,6 +1,6 @@
 r"""Training: forward, backward, update -- one step, then many, recorded.
 
-One step of mini-batch gradient descent is three lines (:func:`train_step`):
+One step of mini-batch gradient descent is two lines (:func:`train_step`):
 
 .. code-block:: python
 
@@ -25,18 +25,21 @@ the Bayes posterior.  :func:`train` runs the steps and records both: the
 loss of every step and, at chosen steps, the model's probabilities and its
 expected KL.  Where the batches come from, the learning-rate schedule, the
 snapshots, the callback and the progress line all live around the step,
-never inside it.
+never inside it: :func:`train`'s body is its loop, and each of them is a
+named collaborator (``_Run``, below it, checks the arguments and holds the
+batches, the optimiser and the schedule; ``Snapshots`` records,
+:class:`~scratchnet.history.EarlyStopping` watches the validation loss,
+``ProgressLine`` writes the progress line).
 """
 
 from __future__ import annotations
 
 import math
-import sys
-import time
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
+from ._recording import ProgressLine, Snapshots
 from ._validation import (
     as_generator,
     check_positive_int,
@@ -48,8 +51,6 @@ from .objectives import get_loss
 from .optim import SGD, Adam
 
 __all__ = ["History", "epochs", "keep_loss", "train", "train_step"]
-
-_PROGRESS_EVERY = 0.2  # seconds between progress-line updates
 
 
 def train_step(model: Any, optimizer: Any, x: Any, targets: Any, *,
@@ -221,29 +222,6 @@ def _step_or_explain(model: Any, opt: Any, x: Any, c: Any, loss: Any,
     return value
 
 
-class _Progress:
-    """A one-line progress report on stderr, rewritten in place."""
-
-    def __init__(self, steps: int, enabled: bool) -> None:
-        self.steps, self.enabled = steps, enabled
-        self.start = self.last = time.perf_counter()
-
-    def update(self, step: int, loss: float) -> None:
-        now = time.perf_counter()
-        if self.enabled and now - self.last >= _PROGRESS_EVERY:
-            self.last, rate = now, step / (now - self.start)
-            left = (self.steps - step) / rate
-            print(f"\rstep {step:,}/{self.steps:,}  loss {loss:.4f}  {rate:,.0f} "
-                  f"steps/s  {left:.0f} s left", end="", file=sys.stderr, flush=True)
-
-    def close(self, step: int, loss: float) -> float:
-        elapsed = time.perf_counter() - self.start
-        if self.enabled:
-            print(f"\rstep {step:,}/{self.steps:,}  loss {loss:.4f}  {elapsed:.2f} s"
-                  + " " * 20, file=sys.stderr, flush=True)
-        return elapsed
-
-
 def train(
     model: Any,
     data: Any,
@@ -365,85 +343,114 @@ def train(
     >>> bool(history.best_step <= history.steps <= 2000), history.validation_steps[:3]
     (True, array([ 5, 10, 15]))
     """
-    steps = check_positive_int(steps, "steps")
-    batch_size = check_positive_int(batch_size, "batch_size")
-    momentum = check_scalar(momentum, "momentum", low=0.0, high=math.inf,
-                            high_inclusive=False)
-    for name in ("params", "loss_and_grads", "predict_proba"):
-        if not hasattr(model, name):
-            raise TypeError(f"model must have .{name} (see sn.MLP); got "
-                            f"{type(model).__name__}")
-    rng = as_generator(rng)
-    snaps = _snapshots(snapshot_steps, steps)
-    if validation is not None:
-        data, (x_val, c_val) = hold_out(data, validation, model, rng)
-    elif patience is not None:
-        raise ValueError("patience needs a validation set: pass validation=(x, c) "
-                         "or a share of the dataset such as validation=0.1")
-    loss = keep_loss(model, loss)
-    if loss is not None and getattr(model, "loss", None) is loss:
-        loss = None  # recorded on the model: every step reads it there
-    _check_outputs(model, data if hasattr(data, "sample") else None,
-                   getattr(model, "loss", None) if loss is None else loss)
-    batches, data_task = batches_of(data, model, batch_size, rng)
-    watch = None if validation is None else EarlyStopping(
-        x_val, c_val, every=validation_every or _epoch(data, batch_size),
-        patience=patience)
-    task = data_task if task is None else task
-    if task is not None and not hasattr(task, "expected_kl"):
-        raise TypeError(f"task must have .expected_kl; got {type(task).__name__}")
-    if eval_x is not None:
-        eval_x = check_inputs(eval_x, model, "eval_x")
-    if snaps and eval_x is None and task is None:
-        raise ValueError("snapshot_steps need eval_x or a task to record")
-    first_lr = None if lr is None else _lr_at(lr, 0)
-    opt = _optimizer(model, optimizer, lr, first_lr, momentum)
-    schedule = lr if callable(lr) else None
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable; got {type(callback).__name__}")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True or False; got {progress!r}")
-
-    losses, probs, kls = np.empty(steps), [], []
-    # the expected KL goes through log q where the model gives it
-    measured = model if hasattr(model, "predict_log_proba") else model.predict_proba
-    done, stopped, report = 0, False, _Progress(steps, progress)
-    for step in range(1, steps + 1):
-        if schedule is not None:
-            opt.lr = first_lr if step == 1 else _lr_at(schedule, step - 1)
-        x, c = next(batches)
-        losses[step - 1] = _step_or_explain(model, opt, x, c, loss, step)
+    run = _Run.checked(model, data, steps=steps, batch_size=batch_size, lr=lr,
+                       momentum=momentum, optimizer=optimizer, loss=loss, rng=rng,
+                       snapshot_steps=snapshot_steps, eval_x=eval_x, task=task,
+                       callback=callback, progress=progress, validation=validation,
+                       patience=patience, validation_every=validation_every)
+    losses = np.empty(run.steps)
+    done, stopped = 0, False
+    for step in range(1, run.steps + 1):
+        run.set_learning_rate(step)                      # the schedule, if any
+        x, c = next(run.batches)
+        losses[step - 1] = _step_or_explain(model, run.opt, x, c, run.loss, step)
         done = step
-        if step in snaps:
-            if eval_x is not None:
-                probs.append(model.predict_proba(eval_x))
-            if task is not None:
-                kls.append(task.expected_kl(measured))
-        if callback and callback(step, losses[step - 1], model) is False:
-            stopped = step < steps
+        run.snapshots.record(step, model)                # probabilities, expected KL
+        if run.should_stop(step, losses[step - 1], model):  # callback, early stopping
+            stopped = step < run.steps
             break
-        if watch is not None and watch.update(step, model, last=step == steps):
-            stopped = step < steps
-            break
-        report.update(step, losses[step - 1])
-    elapsed = report.close(done, losses[done - 1])
-    best_step = watch.restore(model) if watch is not None else None
+        run.progress.update(step, losses[step - 1])
+    elapsed = run.progress.close(done, losses[done - 1])
+    best_step = run.watch.restore(model) if run.watch is not None else None
+    _check_finite_parameters(model, done, run.opt)
+    return History(losses=losses[:done], **run.snapshots.fields(), elapsed=elapsed,
+                   stopped_early=stopped, best_step=best_step,
+                   validation_steps=None if run.watch is None else run.watch.steps,
+                   validation_nll=None if run.watch is None else run.watch.nll)
+
+
+# --- the loop's set-up: the checked arguments, the run they describe --------------
+
+
+class _Run:
+    """The checked set-up of :func:`train`: batches, optimiser, schedule, recorders.
+
+    Built by :meth:`checked`, which raises for every bad argument before a
+    step is taken.
+    """
+
+    def __init__(self, **parts: Any) -> None:
+        self.__dict__.update(parts)
+
+    def set_learning_rate(self, step: int) -> None:
+        """Write the schedule's rate for update ``step`` (1-based) to the optimiser."""
+        if self.schedule is not None:
+            self.opt.lr = self.first_lr if step == 1 else _lr_at(self.schedule,
+                                                                 step - 1)
+
+    def should_stop(self, step: int, loss: float, model: Any) -> bool:
+        """Whether the callback returned False or early stopping ends the run."""
+        if self.callback and self.callback(step, loss, model) is False:
+            return True
+        return self.watch is not None and self.watch.update(
+            step, model, last=step == self.steps)
+
+    @classmethod
+    def checked(cls, model: Any, data: Any, *, steps: Any, batch_size: Any, lr: Any,
+                momentum: Any, optimizer: Any, loss: Any, rng: Any,
+                snapshot_steps: Any, eval_x: Any, task: Any, callback: Any,
+                progress: Any, validation: Any, patience: Any,
+                validation_every: Any) -> _Run:
+        """The arguments of :func:`train` checked, and the run they describe."""
+        steps = check_positive_int(steps, "steps")
+        batch_size = check_positive_int(batch_size, "batch_size")
+        momentum = check_scalar(momentum, "momentum", low=0.0, high=math.inf,
+                                high_inclusive=False)
+        for name in ("params", "loss_and_grads", "predict_proba"):
+            if not hasattr(model, name):
+                raise TypeError(f"model must have .{name} (see sn.MLP); got "
+                                f"{type(model).__name__}")
+        rng = as_generator(rng)
+        snaps = _snapshots(snapshot_steps, steps)
+        if validation is not None:
+            data, (x_val, c_val) = hold_out(data, validation, model, rng)
+        elif patience is not None:
+            raise ValueError("patience needs a validation set: pass validation=(x, c) "
+                             "or a share of the dataset such as validation=0.1")
+        loss = keep_loss(model, loss)
+        if loss is not None and getattr(model, "loss", None) is loss:
+            loss = None  # recorded on the model: every step reads it there
+        _check_outputs(model, data if hasattr(data, "sample") else None,
+                       getattr(model, "loss", None) if loss is None else loss)
+        batches, data_task = batches_of(data, model, batch_size, rng)
+        watch = None if validation is None else EarlyStopping(
+            x_val, c_val, every=validation_every or _epoch(data, batch_size),
+            patience=patience)
+        task = data_task if task is None else task
+        if task is not None and not hasattr(task, "expected_kl"):
+            raise TypeError(f"task must have .expected_kl; got {type(task).__name__}")
+        if eval_x is not None:
+            eval_x = check_inputs(eval_x, model, "eval_x")
+        if snaps and eval_x is None and task is None:
+            raise ValueError("snapshot_steps need eval_x or a task to record")
+        first_lr = None if lr is None else _lr_at(lr, 0)
+        opt = _optimizer(model, optimizer, lr, first_lr, momentum)
+        schedule = lr if callable(lr) else None
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable; got {type(callback).__name__}")
+        if not isinstance(progress, (bool, np.bool_)):
+            raise TypeError(f"progress must be True or False; got {progress!r}")
+        return cls(steps=steps, batches=batches, opt=opt, schedule=schedule,
+                   first_lr=first_lr, loss=loss, callback=callback, watch=watch,
+                   snapshots=Snapshots(snaps, eval_x, task, model),
+                   progress=ProgressLine(steps, progress))
+
+
+def _check_finite_parameters(model: Any, step: int, opt: Any) -> None:
+    """Refuse to return a model whose training ended in NaN or inf parameters."""
     if not all(np.isfinite(p).all() for p in model.params.values()):
         raise FloatingPointError(f"the parameters became NaN or infinite at step "
-                                 f"{done} (lr={opt.lr:g}); try a smaller learning rate")
-    return History(
-        losses=losses[:done],
-        snapshot_steps=np.asarray(snaps[:len(kls or probs)], dtype=np.int64),
-        snapshot_probs=None if eval_x is None else np.stack(probs) if probs
-        else model.predict_proba(eval_x)[None][:0],
-        snapshot_kl=None if task is None else np.asarray(kls, dtype=np.float64),
-        eval_x=eval_x,
-        elapsed=elapsed,
-        stopped_early=stopped,
-        validation_steps=watch.steps if watch is not None else None,
-        validation_nll=watch.nll if watch is not None else None,
-        best_step=best_step,
-    )
+                                 f"{step} (lr={opt.lr:g}); try a smaller learning rate")
 
 
 def _epoch(data: Any, batch_size: int) -> int:

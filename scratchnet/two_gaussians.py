@@ -15,16 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from ._mixture import check_two_gaussians, pow2_scale
-from ._validation import as_float_array, unwrap
+from ._mixture import check_two_gaussians
+from ._validation import as_float_array
 from .softmax import sigmoid
 
 __all__ = ["two_gaussian_posterior"]
 
 
-def two_gaussian_posterior(
-    x: Any, mu1: float, sigma1: float, mu2: float, sigma2: float, prior1: float = 0.5
-) -> np.ndarray:
+def two_gaussian_posterior(x: Any, mu1: float, sigma1: float, mu2: float,
+                           sigma2: float, prior1: float = 0.5) -> np.ndarray:
     r"""Closed-form posterior :math:`P(c_1 \mid x)` of two 1-D Gaussian classes.
 
     Parameters
@@ -67,6 +66,7 @@ def two_gaussian_posterior(
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> x = np.array([0.0, 1.5, 3.0])
     >>> sn.two_gaussian_posterior(x, 0.0, 1.0, 3.0, 1.0).round(6)
@@ -74,16 +74,18 @@ def two_gaussian_posterior(
     >>> (1 / (1 + np.exp((6 * x - 9) / 2))).round(6)      # the closed form
     array([0.989013, 0.5     , 0.010987])
     """
-    mu1, sigma1, mu2, sigma2, prior1 = check_two_gaussians(mu1, sigma1, mu2, sigma2,
-                                                            prior1)
-    x = as_float_array(x, "x", allow_inf=False)
-    x64 = x.astype(np.float64).reshape(-1, 1)
-    s = pow2_scale(x64)[:, None]
-    y = x64 / s
-    diff = (1 / sigma1 - 1 / sigma2) * y + (mu2 / sigma2 - mu1 / sigma1) / s  # z1 - z2
-    total = (1 / sigma1 + 1 / sigma2) * y - (mu1 / sigma1 + mu2 / sigma2) / s  # z1 + z2
-    with np.errstate(over="ignore"):
-        r = 0.5 * (diff * total * s) * s
-    r += (math.log(sigma1) - math.log(sigma2)) + math.log((1.0 - prior1) / prior1)
-    out = sigmoid(-r).reshape(x.shape).astype(x.dtype, copy=False)
-    return unwrap(out)
+    x, (mu1, sigma1, mu2, sigma2, prior1) = _check_arguments(x, mu1, sigma1, mu2,
+                                                             sigma2, prior1)
+    # z1 - z2 and z1 + z2 (z_i = (x - mu_i) / sigma_i) as lines in x: with equal
+    # sigmas z1 - z2 is the exact constant, however large x is
+    with np.errstate(over="ignore"):  # |r| past 1.8e308 is inf: P is 0 or 1 there
+        diff = (1 / sigma1 - 1 / sigma2) * x + (mu2 / sigma2 - mu1 / sigma1)
+        total = (1 / sigma1 + 1 / sigma2) * x - (mu1 / sigma1 + mu2 / sigma2)
+        r = 0.5 * diff * total  # (z1^2 - z2^2) / 2
+    r += math.log(sigma1) - math.log(sigma2) + math.log((1 - prior1) / prior1)
+    return sigmoid(-r)
+
+
+def _check_arguments(x: Any, *params: Any) -> tuple:
+    """``(x, params)`` checked: finite inputs, the two classes and the prior."""
+    return as_float_array(x, "x", allow_inf=False), check_two_gaussians(*params)

@@ -17,12 +17,13 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 # ``__init__`` comes after its modules, since it re-exports them.
 CHAPTERS = [
     "_validation",
-    "_shift",
+    "_scores",
     "_network_checks",
     "softmax",
     "_loss_common",
     "_loss_layout",
     "losses",
+    "functional",
     "scoring",
     "readouts",
     "objectives",
@@ -40,6 +41,7 @@ CHAPTERS = [
     "optim",
     "schedules",
     "history",
+    "_recording",
     "batches",
     "fitting",
     "datasets",

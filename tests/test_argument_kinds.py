@@ -26,9 +26,9 @@ import scratchnet as sn
 
 # the modules themselves (``sn.softmax`` is the function of the same name)
 MODULES = [importlib.import_module(f"scratchnet.{name}") for name in (
-    "softmax", "losses", "scoring", "information", "units", "gaussian", "two_gaussians",
+    "softmax", "losses", "functional", "scoring", "information", "units", "gaussian", "two_gaussians",
     "tasks", "metrics", "gradcheck", "optim", "schedules", "history", "layers")]
-(softmax, losses, scoring, information, units, gaussian, two_gaussians, tasks, metrics,
+(softmax, losses, functional, scoring, information, units, gaussian, two_gaussians, tasks, metrics,
  gradcheck, optim, schedules, history, layers) = MODULES
 
 NAN, INF = math.nan, math.inf
@@ -117,11 +117,16 @@ row(softmax.one_hot, ([0, 1],), {"num_classes": [3]}, TypeError, "num_classes")
 row(softmax.one_hot, ([0, 1],), {"num_classes": 0}, ValueError, "num_classes")
 
 # --- losses and scoring -----------------------------------------------------------
-CLASS_LOSSES = [losses.cross_entropy, losses.cross_entropy_grad,
-                losses.cross_entropy_and_grad]
-NLL = [losses.nll_loss, losses.nll_loss_grad]
-BCE = [losses.binary_cross_entropy_with_logits,
-       losses.binary_cross_entropy_with_logits_grad]
+# The options live in functional (the chapter refuses them: tests/test_losses.py).
+CLASS_LOSSES = [functional.cross_entropy, functional.cross_entropy_grad,
+                functional.cross_entropy_and_grad]
+NLL = [functional.nll_loss, functional.nll_loss_grad]
+BCE = [functional.binary_cross_entropy_with_logits,
+       functional.binary_cross_entropy_with_logits_grad]
+CHAPTER_LOSSES = [losses.cross_entropy, losses.cross_entropy_grad,
+                  losses.cross_entropy_and_grad, losses.nll_loss, losses.nll_loss_grad,
+                  losses.binary_cross_entropy_with_logits,
+                  losses.binary_cross_entropy_with_logits_grad]
 MSE = [scoring.mse_loss, scoring.mse_loss_grad]
 MARGIN = [scoring.multi_margin_loss, scoring.multi_margin_loss_grad]
 BCE_ARGS = (np.array([0.5, -1.0]), np.array([1.0, 0.0]))
@@ -135,6 +140,13 @@ for f in CLASS_LOSSES + NLL + BCE + MSE + MARGIN:
     row(f, (scores, targets), {"reduction": np.array("mean")}, TypeError, "reduction")
     row(f, (scores, targets), {"reduction": None}, TypeError, "reduction")
     row(f, (scores, targets), {"reduction": "average"}, ValueError, "reduction")
+    row(f, ("abc", targets), {}, TypeError, first)
+    row(f, (scores, "abc"), {}, TypeError, "targets")
+    row(f, (scores, None), {}, TypeError, "targets")
+for f in CHAPTER_LOSSES:
+    binary, nll = "binary" in f.__name__, f.__name__.startswith("nll")
+    scores, targets = BCE_ARGS if binary else (LOG_PROBS if nll else LOGITS, TARGETS)
+    first = "log_probs" if nll else "logits"
     row(f, ("abc", targets), {}, TypeError, first)
     row(f, (scores, "abc"), {}, TypeError, "targets")
     row(f, (scores, None), {}, TypeError, "targets")

@@ -140,7 +140,7 @@ bad("sn.one_hot[num_classes float]", lambda: sn.one_hot([0], 2.5), TypeError,
 
 # --- losses -----------------------------------------------------------------------------
 for fn in ("cross_entropy", "cross_entropy_grad", "cross_entropy_and_grad"):
-    f = getattr(sn, fn)
+    f, F = getattr(sn, fn), getattr(sn.functional, fn)  # F: the options layer
     bad(f"sn.{fn}[targets float]", lambda f=f: f(LOGITS, [0.0, 2.0]), TypeError,
         "targets")
     bad(f"sn.{fn}[targets out of range]", lambda f=f: f(LOGITS, [0, 3]), ValueError,
@@ -151,21 +151,21 @@ for fn in ("cross_entropy", "cross_entropy_grad", "cross_entropy_and_grad"):
         TypeError, "logits")
     bad(f"sn.{fn}[logits NaN]", lambda f=f: f(np.array([[NAN, 0.0]]), [0]), ValueError,
         "logits")
-    bad(f"sn.{fn}[reduction]", lambda f=f: f(LOGITS, TARGETS, reduction="avg"),
+    bad(f"sn.functional.{fn}[reduction]", lambda f=F: f(LOGITS, TARGETS, reduction="avg"),
         ValueError, "reduction")
-    bad(f"sn.{fn}[weight length]", lambda f=f: f(LOGITS, TARGETS, weight=[1.0, 2.0]),
+    bad(f"sn.functional.{fn}[weight length]", lambda f=F: f(LOGITS, TARGETS, weight=[1.0, 2.0]),
         ValueError, "weight")
-    bad(f"sn.{fn}[weight negative]", lambda f=f: f(LOGITS, TARGETS,
+    bad(f"sn.functional.{fn}[weight negative]", lambda f=F: f(LOGITS, TARGETS,
                                                    weight=[1.0, -1.0, 1.0]),
         ValueError, "weight")
-    bad(f"sn.{fn}[label_smoothing 2]", lambda f=f: f(LOGITS, TARGETS,
+    bad(f"sn.functional.{fn}[label_smoothing 2]", lambda f=F: f(LOGITS, TARGETS,
                                                      label_smoothing=2.0),
         ValueError, "label_smoothing")
-    bad(f"sn.{fn}[label_smoothing str]", lambda f=f: f(LOGITS, TARGETS,
+    bad(f"sn.functional.{fn}[label_smoothing str]", lambda f=F: f(LOGITS, TARGETS,
                                                        label_smoothing="0.1"),
         TypeError, "label_smoothing")
 for fn in ("nll_loss", "nll_loss_grad"):
-    f = getattr(sn, fn)
+    f, F = getattr(sn, fn), getattr(sn.functional, fn)  # F: the options layer
     log_p = np.log(np.array([[0.2, 0.8], [0.5, 0.5]]))
     bad(f"sn.{fn}[positive log-probabilities]", lambda f=f: f([[0.5, -1.0]], [0]),
         ValueError, "log_probs")
@@ -173,20 +173,20 @@ for fn in ("nll_loss", "nll_loss_grad"):
         "targets")
     bad(f"sn.{fn}[targets out of range]", lambda f=f, lp=log_p: f(lp, [0, 2]),
         ValueError, "targets")
-    bad(f"sn.{fn}[reduction]", lambda f=f, lp=log_p: f(lp, [0, 1], reduction="x"),
+    bad(f"sn.functional.{fn}[reduction]", lambda f=F, lp=log_p: f(lp, [0, 1], reduction="x"),
         ValueError, "reduction")
     bad(f"sn.{fn}[log_probs strings]", lambda f=f: f(np.array([["a"]]), [0]), TypeError,
         "log_probs")
 for fn in ("binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits_grad"):
-    f = getattr(sn, fn)
+    f, F = getattr(sn, fn), getattr(sn.functional, fn)  # F: the options layer
     bad(f"sn.{fn}[targets 2]", lambda f=f: f([0.5, 1.0], [0, 2]), ValueError, "targets")
     bad(f"sn.{fn}[targets shape]", lambda f=f: f([0.5, 1.0], [0, 1, 1]), ValueError,
         "targets")
     bad(f"sn.{fn}[logits NaN]", lambda f=f: f([NAN, 1.0], [0, 1]), ValueError, "logits")
     bad(f"sn.{fn}[logits strings]", lambda f=f: f(["a"], [0]), TypeError, "logits")
-    bad(f"sn.{fn}[pos_weight negative]", lambda f=f: f([0.5], [1], pos_weight=-1.0),
+    bad(f"sn.functional.{fn}[pos_weight negative]", lambda f=F: f([0.5], [1], pos_weight=-1.0),
         ValueError, "pos_weight")
-    bad(f"sn.{fn}[reduction]", lambda f=f: f([0.5], [1], reduction="avg"), ValueError,
+    bad(f"sn.functional.{fn}[reduction]", lambda f=F: f([0.5], [1], reduction="avg"), ValueError,
         "reduction")
 for fn in ("mse_loss", "mse_loss_grad", "multi_margin_loss", "multi_margin_loss_grad"):
     f = getattr(sn, fn)
@@ -319,23 +319,23 @@ bad("GaussianClasses.support[mass str]", lambda: TASK.support("0.9"), TypeError,
     "mass")
 bad("GaussianClasses.decision_boundaries[2-D]", lambda: TASK2D.decision_boundaries(),
     ValueError, "decision_boundaries needs a one-dimensional task")
-bad("BayesFloor.expected_kl[model str]", lambda: TASK.expected_kl("model"), TypeError,
+bad("GenerativeModel.expected_kl[model str]", lambda: TASK.expected_kl("model"), TypeError,
     "model")
-bad("BayesFloor.expected_kl[wrong outputs]",
+bad("GenerativeModel.expected_kl[wrong outputs]",
     lambda: TASK.expected_kl(sn.MLP([1, 4, 3], rng=0)), ValueError, "shape")
-bad("BayesFloor.expected_kl[probabilities not summing to 1]",
+bad("GenerativeModel.expected_kl[probabilities not summing to 1]",
     lambda: TASK.expected_kl(lambda x: np.full((len(x), 2), 0.7)), ValueError,
     "sum to 1")
-bad("BayesFloor.population_loss[model str]", lambda: TASK.population_loss("m"),
+bad("GenerativeModel.population_loss[model str]", lambda: TASK.population_loss("m"),
     TypeError, "model")
-bad("BayesFloor.bayes_loss[return_stderr str]",
+bad("GenerativeModel.bayes_loss[return_stderr str]",
     lambda: TASK.bayes_loss(return_stderr="yes"), TypeError, "return_stderr")
-bad("BayesFloor.bayes_accuracy[return_stderr str]",
+bad("GenerativeModel.bayes_accuracy[return_stderr str]",
     lambda: TASK.bayes_accuracy(return_stderr="yes"), TypeError, "return_stderr")
-bad("BayesFloor.expected_kl[return_stderr int]",
+bad("GenerativeModel.expected_kl[return_stderr int]",
     lambda: TASK.expected_kl(TASK.posterior, return_stderr=1), TypeError,
     "return_stderr")
-bad("BayesFloor.population_loss[log_probs str]",
+bad("GenerativeModel.population_loss[log_probs str]",
     lambda: TASK.population_loss(TASK.posterior, log_probs="no"), TypeError,
     "log_probs")
 bad("sn.two_gaussian_posterior[sigma 0]",

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 import scratchnet as sn
 from scratchnet import _quadrature as quadrature_module
-from scratchnet.bayes import BayesFloor
+from scratchnet.bayes import BayesFloor, GenerativeModel
 
 # -- independent helpers ---------------------------------------------------------
 
@@ -463,7 +463,7 @@ def test_a_float32_mlp_trained_with_adam_is_measured_in_log_space():
 # -- any generative model --------------------------------------------------------------
 
 
-class TwoUniforms(BayesFloor):
+class TwoUniforms(GenerativeModel):
     """Class 0 ~ U(0, 2), class 1 ~ U(1, 3), equal priors: no rule, so Monte Carlo.
 
     P(c0 | x) = 1, 1/2, 0 on (0, 1), (1, 2), (2, 3).
@@ -531,3 +531,9 @@ def test_a_model_with_probability_zero_is_infinitely_far_exactly(method):
             assert got == (math.inf, 0.0)
         hinge = sn.MLP([task.dim, 4, 2], rng=0, loss="hinge")   # a one-hot readout
         assert task.expected_kl(hinge, return_stderr=True) == (math.inf, 0.0)
+
+
+def test_the_old_name_of_the_generative_model_base_stays_importable():
+    # issue 39 renamed BayesFloor (a name that hid a base class) for one release
+    assert BayesFloor is GenerativeModel
+    assert isinstance(sn.tasks.separated(), BayesFloor)

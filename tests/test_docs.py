@@ -276,7 +276,7 @@ def _make_tables():
 
 
 def test_result_tables_are_rendered_from_the_committed_run():
-    """The README's and the docs' tables are what the script writes from the JSON,
+    """The docs' tables are what the script writes from the JSON,
     each followed by the machine that measured it.
 
     After a new run: ``python scripts/make_tables.py scratchnet-results/summary.csv``.
@@ -304,7 +304,7 @@ def _quoted(path, pattern: str, missing: str) -> tuple:
 
 
 def test_the_prose_quotes_the_committed_run():
-    """The sentences of the README and of docs/experiments.md that quote the
+    """The sentences of docs/experiments.md (its summary and its text) that quote the
     covering recipe's result on sparse-tail say what the committed run says."""
     import numpy as np
 
@@ -322,10 +322,10 @@ def test_the_prose_quotes_the_committed_run():
     median, worst = np.median(errors), errors.max()
     worst_seed = seeds[int(errors.argmax())]
     quoted = _quoted(
-        ROOT / "README.md",
+        DOCS / "experiments.md",
         r"at 10,000 steps is then (0\.\d+) \(median over 12 seeds; the worst seed, "
         r"seed (\d+), (0\.\d+);",
-        "the README no longer quotes covering's median and worst seed",
+        "docs/experiments.md's summary no longer quotes covering's median and worst seed",
     )
     assert quoted == (f"{median:.3f}", str(worst_seed), f"{worst:.3f}")
     quoted = _quoted(
@@ -466,7 +466,7 @@ def test_numbers_in_the_prose_are_what_the_code_computes():
         r"(\d\.\d\d) for the wrong",
         "derivation.md no longer quotes the three cross-entropies",
     )
-    losses = sn.cross_entropy(outputs, [1, 1, 1], reduction="none").round(2)
+    losses = sn.functional.cross_entropy(outputs, [1, 1, 1], reduction="none").round(2)
     assert losses.tolist() == [float(v) for v in quoted]
 
     mantissa, exponent = _quoted(

@@ -163,8 +163,8 @@ CASES = [
     ("bce [40], 1", lambda: sn.binary_cross_entropy_with_logits([40.0], [1.0]),
      math.log1p(E40), 1e-15),
     ("ce probs [[40, 0]], [1, 0]",
-     lambda: sn.cross_entropy([[40.0, 0]], np.array([[1.0, 0.0]])), math.log1p(E40), 1e-15),
-    ("ce weighted [[40, 0]], 0", lambda: sn.cross_entropy([[40.0, 0]], [0], weight=[3.0, 1]),
+     lambda: sn.functional.cross_entropy([[40.0, 0]], np.array([[1.0, 0.0]])), math.log1p(E40), 1e-15),
+    ("ce weighted [[40, 0]], 0", lambda: sn.functional.cross_entropy([[40.0, 0]], [0], weight=[3.0, 1]),
      math.log1p(E40), 1e-15),
     ("ce f32 [[20, 0]], 0", lambda: sn.cross_entropy(np.float32([[20, 0]]), [0]),
      math.log1p(math.exp(-20)), 1e-6),
@@ -172,35 +172,35 @@ CASES = [
     ("ce [[0, -inf]], 1", lambda: sn.cross_entropy([[0.0, -INF]], [1]), INF, 0),
     ("ce [[0, -inf]], 0", lambda: sn.cross_entropy([[0.0, -INF]], [0]), 0.0, 0),
     ("ce smoothing 0.1 at 1e307",
-     lambda: sn.cross_entropy([[1e307, -1e307]], [0], label_smoothing=0.1), 0.05 * 2e307,
+     lambda: sn.functional.cross_entropy([[1e307, -1e307]], [0], label_smoothing=0.1), 0.05 * 2e307,
      1e-15),
     ("ce smoothing 0.1 at 1e308",
-     lambda: sn.cross_entropy([[1e308, -1e308]], [0], label_smoothing=0.1),
+     lambda: sn.functional.cross_entropy([[1e308, -1e308]], [0], label_smoothing=0.1),
      INF, 0),  # convention (docs/conventions.md): a gap beyond 1.8e308 is inf, and
     #           so is its share (0.1 / 2) * 2e308 = 1e307 of the smoothed loss
     ("ce smoothing 0.2, [[40, 0, 0]]",
-     lambda: sn.cross_entropy([[40.0, 0, 0]], [0], label_smoothing=0.2),
+     lambda: sn.functional.cross_entropy([[40.0, 0, 0]], [0], label_smoothing=0.2),
      mp_cross_entropy([[40, 0, 0]], [0], eps=0.2), 1e-14),
-    ("ce weights 1e308", lambda: sn.cross_entropy([[0.0, 1], [1, 0]], [0, 1],
+    ("ce weights 1e308", lambda: sn.functional.cross_entropy([[0.0, 1], [1, 0]], [0, 1],
                                                   weight=[1e308, 1e308]),
      mp_cross_entropy([[0, 1], [1, 0]], [0, 1]), 1e-15),
-    ("ce weights 1e-320", lambda: sn.cross_entropy([[0.0, 1], [1, 0]], [0, 1],
+    ("ce weights 1e-320", lambda: sn.functional.cross_entropy([[0.0, 1], [1, 0]], [0, 1],
                                                    weight=[1e-320, 1e-320]),
      mp_cross_entropy([[0, 1], [1, 0]], [0, 1]), 1e-15),
     ("ce weights 1e308 and 1, smoothing",
-     lambda: sn.cross_entropy([[0.0, 1], [1, 0]], [0, 1], weight=[1e308, 1.0],
+     lambda: sn.functional.cross_entropy([[0.0, 1], [1, 0]], [0, 1], weight=[1e308, 1.0],
                               label_smoothing=0.1),
      mp_cross_entropy([[0, 1], [1, 0]], [0, 1], weight=[1e308, 1], eps=0.1), 1e-14),
-    ("ce weights sum 1e308", lambda: sn.cross_entropy([[0.0, 1]], [0], weight=[1e308, 1],
+    ("ce weights sum 1e308", lambda: sn.functional.cross_entropy([[0.0, 1]], [0], weight=[1e308, 1],
                                                       reduction="sum"),
      1e308 * math.log1p(math.e), 1e-15),
     ("nll of log_softmax [0, -40]",
      lambda: sn.nll_loss(sn.log_softmax(np.array([[0.0, -40]])), [0]), math.log1p(E40), 1e-15),
-    ("nll at log q = 1e-6 (rounding)", lambda: sn.nll_loss([[1e-6, -INF]], [0]), 0.0, 0),
+    ("nll at log q = 1e-6 (rounding)", lambda: sn.functional.nll_loss([[1e-6, -INF]], [0]), 0.0, 0),
     # binary cross-entropy
     ("bce [1e308, -1e308] mean", lambda: sn.binary_cross_entropy_with_logits(
         [1e308, -1e308], [0.0, 1.0]), 1e308, 1e-15),
-    ("bce [1e308, -1e308] sum", lambda: sn.binary_cross_entropy_with_logits(
+    ("bce [1e308, -1e308] sum", lambda: sn.functional.binary_cross_entropy_with_logits(
         [1e308, -1e308], [0.0, 1.0], reduction="sum"), INF, 0),
     ("bce [-800], 1", lambda: sn.binary_cross_entropy_with_logits([-800.0], [1.0]), 800.0,
      1e-15),
@@ -275,18 +275,18 @@ def test_kl_is_never_negative_when_q_is_within_rounding_of_p():
 def test_weighted_gradients_are_finite_and_scale_free(weight):
     logits, targets = np.array([[0.0, 1.0], [1.0, 0.0]]), [0, 1]
     w = np.asarray(weight)
-    grad = sn.cross_entropy_grad(logits, targets, weight=w)
+    grad = sn.functional.cross_entropy_grad(logits, targets, weight=w)
     q = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     share = w[targets] / w[targets].max()  # sample j's share of the weighted mean
     expected = (q - np.eye(2)[targets]) * (share / share.sum())[:, None]
     np.testing.assert_allclose(grad, expected, rtol=1e-15, atol=0)
-    nll = sn.nll_loss_grad(np.log(q), targets, weight=w)
+    nll = sn.functional.nll_loss_grad(np.log(q), targets, weight=w)
     np.testing.assert_allclose(nll, -np.eye(2)[targets] * (share / share.sum())[:, None],
                                rtol=1e-15, atol=0)
 
 
 def test_label_smoothing_gradient_at_1e308_is_the_smoothing_share():
-    grad = sn.cross_entropy_grad([[1e308, -1e308]], [0], label_smoothing=0.1)
+    grad = sn.functional.cross_entropy_grad([[1e308, -1e308]], [0], label_smoothing=0.1)
     np.testing.assert_allclose(grad, [[0.05, -0.05]], rtol=1e-14, atol=0)
 
 

@@ -25,8 +25,8 @@ class SummedCrossEntropy(CrossEntropyLoss):
     """A 'reduction' option: the sum over the batch, not the mean."""
 
     def loss_and_grad(self, outputs, targets):
-        return (float(sn.cross_entropy(outputs, targets, reduction="sum")),
-                sn.cross_entropy_grad(outputs, targets, reduction="sum"))
+        return (float(sn.functional.cross_entropy(outputs, targets, reduction="sum")),
+                sn.functional.cross_entropy_grad(outputs, targets, reduction="sum"))
 
 
 class Squared(Loss):

@@ -127,7 +127,7 @@ def test_one_hot_of_no_targets_asks_for_num_classes():
 
 # --- losses and their shared checks ---------------------------------------------
 
-BCE = sn.binary_cross_entropy_with_logits
+BCE = sn.functional.binary_cross_entropy_with_logits
 
 
 def test_bce_pos_weight_checks_name_pos_weight():
@@ -184,7 +184,7 @@ def test_the_transposed_hint_appears_exactly_when_targets_fit_the_other_axis():
 def test_class_weights_keep_float32():
     x = np.array([[2.0, 0.0, -1.0], [0.0, 1.0, 0.0]], F32)
     w = np.array([1.0, 2.0, 0.5])  # float64 weights
-    ce = sn.cross_entropy(x, [0, 1], weight=w)
+    ce = sn.functional.cross_entropy(x, [0, 1], weight=w)
     assert ce.dtype == F32
     lse = [math.log(math.exp(2) + 1 + math.exp(-1)), math.log(2 + math.e)]
     want = (1.0 * (lse[0] - 2.0) + 2.0 * (lse[1] - 1.0)) / 3.0

@@ -100,15 +100,15 @@ def test_cross_entropy_matches_torch(layout, option, reduction):
     t = _index_targets(layout, seed, ignore_at)
     value, grad = _torch(F.cross_entropy, x, torch.tensor(t), reduction=reduction,
                          **torch_kwargs)
-    got = _check_or_all_ignored(lambda: sn.cross_entropy_and_grad(
+    got = _check_or_all_ignored(lambda: sn.functional.cross_entropy_and_grad(
         x, t, reduction=reduction, **ours_kwargs), value)
     if got is None:
         return
     _close(got[0], value)
     _close(got[1], grad)
     assert np.shape(got[0]) == value.shape and got[1].shape == x.shape
-    _close(sn.cross_entropy(x, t, reduction=reduction, **ours_kwargs), value)
-    _close(sn.cross_entropy_grad(x, t, reduction=reduction, **ours_kwargs), grad)
+    _close(sn.functional.cross_entropy(x, t, reduction=reduction, **ours_kwargs), value)
+    _close(sn.functional.cross_entropy_grad(x, t, reduction=reduction, **ours_kwargs), grad)
 
 
 NLL_OPTIONS = ["plain", "weight", "ignore a class", "ignore -100", "weight+ignore"]
@@ -125,12 +125,12 @@ def test_nll_loss_matches_torch(layout, option, reduction):
     t = _index_targets(layout, seed, ignore_at)
     value, grad = _torch(F.nll_loss, log_probs, torch.tensor(t), reduction=reduction,
                          **torch_kwargs)
-    got = _check_or_all_ignored(lambda: sn.nll_loss(log_probs, t, reduction=reduction,
+    got = _check_or_all_ignored(lambda: sn.functional.nll_loss(log_probs, t, reduction=reduction,
                                                     **ours_kwargs), value)
     if got is None:
         return
     _close(got, value)
-    _close(sn.nll_loss_grad(log_probs, t, reduction=reduction, **ours_kwargs), grad)
+    _close(sn.functional.nll_loss_grad(log_probs, t, reduction=reduction, **ours_kwargs), grad)
 
 
 PROB_CASES = list(itertools.product(LAYOUTS, [None, WEIGHT], [0.0, 0.3], REDUCTIONS))
@@ -150,7 +150,7 @@ def test_cross_entropy_with_probability_targets_matches_torch(layout, weight, sm
     value, grad = _torch(F.cross_entropy, x, _t(p), reduction=reduction,
                          label_smoothing=smoothing,
                          **{k: _t(v) for k, v in kwargs.items()})
-    loss, g = sn.cross_entropy_and_grad(x, p, label_smoothing=smoothing,
+    loss, g = sn.functional.cross_entropy_and_grad(x, p, label_smoothing=smoothing,
                                         reduction=reduction, **kwargs)
     _close(loss, value)
     _close(g, grad)
@@ -182,8 +182,8 @@ def test_binary_cross_entropy_with_logits_matches_torch(shape, pos_weight, reduc
     value, grad = _torch(F.binary_cross_entropy_with_logits, s, _t(y), reduction=reduction,
                          **torch_kwargs)
     kwargs = {} if pw is None else {"pos_weight": pw}
-    _close(sn.binary_cross_entropy_with_logits(s, y, reduction=reduction, **kwargs), value)
-    _close(sn.binary_cross_entropy_with_logits_grad(s, y, reduction=reduction, **kwargs),
+    _close(sn.functional.binary_cross_entropy_with_logits(s, y, reduction=reduction, **kwargs), value)
+    _close(sn.functional.binary_cross_entropy_with_logits_grad(s, y, reduction=reduction, **kwargs),
            grad)
 
 

@@ -18,7 +18,7 @@ whose own name starts with ``_`` (``scratchnet._validation``,
   another module's class is a violation, and ``other._cache`` on another
   instance of a class defined here is not.
 * **hooks**: a base class calling ``self._hook()`` that a subclass in another
-  module overrides (``bayes.BayesFloor._expectation_rule``, defined again by
+  module overrides (``bayes.GenerativeModel._expectation_rule``, defined again by
   ``gaussian.GaussianClasses``) is one class family sharing a private
   protocol: both modules define the name, so the rule allows it, and the hooks
   stay private (they are for subclasses, not for callers).

@@ -32,8 +32,8 @@ def _minimise_expected_cross_entropy(p, **options):
 
     def expected(free):
         f = np.tile(np.concatenate([[0.0], free]), (m, 1))  # one row per class c
-        losses = sn.cross_entropy(f, targets, reduction="none", **options)
-        grads = sn.cross_entropy_grad(f, targets, reduction="none", **options)
+        losses = sn.functional.cross_entropy(f, targets, reduction="none", **options)
+        grads = sn.functional.cross_entropy_grad(f, targets, reduction="none", **options)
         return p @ losses, (p @ grads)[1:]
 
     fit = optimize.minimize(expected, np.zeros(m - 1), jac=True, method="BFGS",
@@ -60,7 +60,7 @@ def test_cross_entropy_readout_returns_p_at_the_minimiser_of_its_own_loss(p, opt
 @pytest.mark.parametrize("p", P_BINARY)
 def test_binary_readout_returns_p_at_the_minimiser_of_its_own_loss(p, w):
     def expected(s):
-        losses = sn.binary_cross_entropy_with_logits(
+        losses = sn.functional.binary_cross_entropy_with_logits(
             np.array([s, s]), np.array([1.0, 0.0]), pos_weight=w, reduction="none")
         return p * losses[0] + (1 - p) * losses[1]
 
@@ -71,7 +71,8 @@ def test_binary_readout_returns_p_at_the_minimiser_of_its_own_loss(p, w):
 
 
 def test_closed_form_minimisers_read_back_exactly():
-    """q written out from REFERENCE.md section 11's formulas, read back to p."""
+    """q written out from the minimisers of docs/derivation.md ("What a loss
+    learns": pos_weight, class weights, label smoothing), read back to p."""
     rng = np.random.default_rng(0)
     p = rng.dirichlet(np.ones(4), size=50)
     w, eps = np.array([0.5, 1.0, 3.0, 7.0]), 0.15
@@ -173,6 +174,11 @@ def test_notebook_06_options_numbers_hold_within_a_tolerance():
         plain, corrected = (float(v) for v in re.findall(r"(?:readout|proba) (\d+\.\d+)", line))
         assert _close(plain, task.expected_kl(plain_readout(model), log_probs=True))
         assert _close(corrected, task.expected_kl(model))
+        if name.startswith("label_smoothing"):
+            low, high = (float(v) for v in re.search(
+                r"spans \[(\d\.\d+), (\d\.\d+)\]", out).groups())
+            q = np.exp(plain_readout(model)(np.linspace(-3.0, 6.0, 300)[:, None]))[:, 0]
+            assert abs(low - q.min()) <= 0.02 and abs(high - q.max()) <= 0.02
         assert plain > 0.03 and corrected < 0.02                # what the prose says
 
 
@@ -198,3 +204,40 @@ def test_notebook_06_reweighting_numbers_hold_within_a_tolerance():
     stored = [float(v) for v in re.findall(r"posterior: (\d+\.\d+)", out)]
     assert len(stored) == 4
     assert all(_close(s, f) for s, f in zip(stored, fresh)), (stored, fresh)
+
+
+def _markdown_of_notebook_06(fragment):
+    """The text of notebook 06's Markdown cell that contains ``fragment``."""
+    import json
+
+    from _support import NOTEBOOK_DIR
+    cells = json.loads((NOTEBOOK_DIR / "06_binary_classification.ipynb").read_text())
+    texts = ["".join(c["source"]) for c in cells["cells"] if c["cell_type"] == "markdown"]
+    return " ".join(next(t for t in texts if fragment in t).split())
+
+
+def test_the_sentences_about_section_5_quote_the_notebooks_output():
+    """The numbers the notebook's Markdown and docs/derivation.md quote are the ones
+    the notebook prints (issue 41): the trained readout's span under smoothing (past
+    the minimiser's [0.1, 0.9]), and the expected KL of the plain and corrected
+    readouts."""
+    from _support import ROOT
+    out = _stored_output('print(f"{name:20s} expected KL from the posterior')
+    span = re.search(r"spans (\[\d\.\d+, \d\.\d+\])", out).group(1)
+    text = _markdown_of_notebook_06("The plain readouts sit where the options put them")
+    assert f"spans {span} on" in text
+    low = float(span[1:].split(",")[0])
+    assert low < 0.1 and "[0.1, 0.9]" in text      # the network leaves the band
+    eps, m = 0.2, 2
+    band = f"[{eps / m:.1f}, {(1 - eps) * 0.1 + eps / m:.2f}]"  # p in [0, 0.1], mapped
+    assert f"onto ${band}$" in text and band == "[0.1, 0.18]"
+    kl = {row.split()[0]: [float(v) for v in re.findall(r"(?:readout|proba) (\d+\.\d+)",
+                                                           row)]
+          for row in out.splitlines() if "expected KL" in row}
+    plain = sorted(v[0] for v in kl.values())
+    weighted = sorted(v[1] for k, v in kl.items() if not k.startswith("label"))
+    smoothed = kl["label_smoothing=0.2"][1]
+    page = " ".join((ROOT / "docs" / "derivation.md").read_text().split())
+    assert (f"is {plain[0]:.3f} to {plain[-1]:.3f} nats from the posterior, and the "
+            f"corrected readout {weighted[0]:.4f} to {weighted[-1]:.4f} with weights "
+            f"and {smoothed:.4f} with label smoothing") in page

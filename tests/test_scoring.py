@@ -111,7 +111,7 @@ def test_mse_penalises_being_too_right():
     np.testing.assert_array_equal(per_sample, [0.0, 1.0, 1.0])
     summed = sn.mse_loss(outputs, [1, 1, 1], reduction="none").sum(axis=1)
     np.testing.assert_array_equal(summed, [0.0, 4.0, 4.0])
-    ce = sn.cross_entropy(outputs, [1, 1, 1], reduction="none")
+    ce = sn.functional.cross_entropy(outputs, [1, 1, 1], reduction="none")
     assert ce[1] < ce[0] < ce[2]  # cross-entropy rewards the confident answer
     np.testing.assert_allclose(ce[1:], [0.139, 2.214], atol=5e-4)
     np.testing.assert_allclose(ce[1], math.log(math.exp(2) + 3 * math.exp(-1)) - 2, rtol=1e-14)

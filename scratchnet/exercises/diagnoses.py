@@ -40,6 +40,7 @@ def close(got: Any, candidate: Any, rtol: float = 1e-6,
 
     Examples
     --------
+    >>> import numpy as np
     >>> close(np.ones(2), np.ones(2)), close(np.ones(2), np.ones(3))
     (True, False)
     """
@@ -67,6 +68,7 @@ def equals(candidate: Callable[[], Any], hint: str) -> Callable[[Any], str]:
 
     Examples
     --------
+    >>> import numpy as np
     >>> d = equals(lambda: np.zeros(2), "all zeros")
     >>> d(np.zeros(2)), d(np.ones(2))
     ('all zeros', '')
@@ -94,6 +96,7 @@ def other_axis(ref: Callable, x: np.ndarray) -> Callable[[Any], str]:
 
     Examples
     --------
+    >>> import numpy as np
     >>> x = np.array([[0.0, 1.0], [2.0, 5.0]])
     >>> print(other_axis(lambda a: a - a.max(-1, keepdims=True), x)(x - x.max(0))[:43])
     the result is computed over the wrong axis:
@@ -130,6 +133,7 @@ def overflowed(x: np.ndarray, expected: Any,
 
     Examples
     --------
+    >>> import numpy as np
     >>> x = np.array([[1000.0, 0.0], [1.0, 2.0]])
     >>> naive = lambda: np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
     >>> d = overflowed(x, np.array([[1.0, 0.0], [0.27, 0.73]]), [naive])
@@ -173,6 +177,7 @@ def nan_where(expected: Any, hint: str) -> Callable[[Any], str]:
 
     Examples
     --------
+    >>> import numpy as np
     >>> nan_where(np.array([0.0]), "0 * log 0")(np.array([np.nan]))
     '0 * log 0'
     """
@@ -203,6 +208,7 @@ def missing_activation(got: Any, ref: Any, x: np.ndarray, dlogits: np.ndarray) -
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.mlp import TwoLayerMLP
     >>> net = TwoLayerMLP(2, 3, 2, rng=0)
     >>> x, d = np.ones((4, 2)), np.ones((4, 2))

@@ -276,6 +276,7 @@ def own_checks(ex_id: str) -> List[Tuple[str, Callable]]:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.exercises import exercise
     >>> @exercise(inputs=[(np.ones(2),), (np.zeros(3),)], float32=True)
     ... def triple(x):

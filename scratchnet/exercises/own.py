@@ -127,6 +127,7 @@ def exercise(*, points: float = 5, covers: Sequence[str] | None = None,
 
     Examples
     --------
+    >>> import numpy as np
     >>> @exercise(points=2, inputs=[(np.array([1.0, -1.0]),)])
     ... def double(x):
     ...     '''Twice x.'''

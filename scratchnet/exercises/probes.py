@@ -59,6 +59,7 @@ def show(value: Any) -> str:
 
     Examples
     --------
+    >>> import numpy as np
     >>> show(np.array([[1.0, 2.0], [3.0, 4.0]]))
     '[[1. 2.] [3. 4.]] (float64, shape (2, 2))'
     """
@@ -99,6 +100,7 @@ def mistake_hint(got: Any, expected: Any, *, n: int = 0, rtol: float = 1e-6,
 
     Examples
     --------
+    >>> import numpy as np
     >>> mistake_hint(np.array([2.0, -4.0]), np.array([1.0, -2.0]), n=2)
     'the result is N = 2 times too large: a mean over the batch divides by N'
     >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
@@ -155,6 +157,7 @@ def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-6,
 
     Examples
     --------
+    >>> import numpy as np
     >>> expect_close(np.array([0.5, 0.5]), np.array([0.5, 0.5]), "softmax(x)")
     >>> try:
     ...     expect_close(np.array([1.0]), np.array([-1.0]), "f(x)")
@@ -218,6 +221,7 @@ def fd_gradient(f: Callable[[], float], x: np.ndarray, eps: float = 1e-6) -> np.
 
     Examples
     --------
+    >>> import numpy as np
     >>> x = np.array([1.0, 2.0])
     >>> fd_gradient(lambda: float((x ** 2).sum()), x).round(6)
     array([2., 4.])
@@ -253,6 +257,7 @@ def unchanged(arrays: Sequence[np.ndarray], copies: Sequence[np.ndarray],
 
     Examples
     --------
+    >>> import numpy as np
     >>> a = np.ones(2)
     >>> unchanged([a], [a.copy()], ["dout"], "relu_backward(dout, cache)")
     """

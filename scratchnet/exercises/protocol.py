@@ -194,6 +194,7 @@ class Check:
 
     Examples
     --------
+    >>> import numpy as np
     >>> c = Check("values", inputs=lambda: (np.ones(2),), reference=lambda x: 2 * x,
     ...           what="double(x) for x = {0}")
     >>> c(lambda x: 2 * x)     # passes: returns None
@@ -289,6 +290,7 @@ def pack(value: Any) -> bytes:
 
     Examples
     --------
+    >>> import numpy as np
     >>> unpack(pack({"x": np.arange(3), "t": (1, "a")}))
     {'x': array([0, 1, 2]), 't': (1, 'a')}
     """
@@ -353,6 +355,7 @@ def unpack(payload: bytes) -> Any:
 
     Examples
     --------
+    >>> import numpy as np
     >>> [type(v).__name__ for v in unpack(pack([np.float32(1.5), None]))]
     ['float32', 'NoneType']
     >>> unpack(b"junk")

@@ -314,6 +314,7 @@ class Local:
 
         Examples
         --------
+        >>> import numpy as np
         >>> from scratchnet.mlp import TwoLayerMLP
         >>> net = TwoLayerMLP(1, 2, 2, rng=0)
         >>> Local(None).assign(net, ["params", "b2"], np.ones(2)); net.params["b2"]

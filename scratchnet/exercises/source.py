@@ -160,8 +160,8 @@ def is_validator(value: Any) -> bool:
 
     Examples
     --------
-    >>> from scratchnet import _validation, _shift
-    >>> is_validator(_validation.as_float_array), is_validator(_shift.row_max)
+    >>> from scratchnet import _loss_common, _validation
+    >>> is_validator(_validation.as_float_array), is_validator(_loss_common.reduce_loss)
     (True, False)
     """
     module = getattr(value, "__module__", "") or ""
@@ -186,6 +186,21 @@ class _Plain(ast.NodeTransformer):
         if self._validator_call(node.value):
             self.changed = True
             return None
+        return self.generic_visit(node)
+
+    def visit_Assign(self, node):
+        # ``x, t = check_*(x, t, ...)``: each name takes its argument, as an array
+        # (a nested target, such as ``(x, W)`` of a cache, takes it as it is).
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Tuple) and self._validator_call(value) and \
+                len(value.args) >= len(target.elts):
+            self.changed = True
+            args = [self.visit(a) for a in value.args[:len(target.elts)]]
+            node.value = ast.Tuple([ast.Call(ast.Attribute(
+                ast.Name("np", ast.Load()), "asarray", ast.Load()), [a], [])
+                if isinstance(t, ast.Name) else a
+                for t, a in zip(target.elts, args)], ast.Load())
+            return node
         return self.generic_visit(node)
 
     def visit_If(self, node):

@@ -286,6 +286,7 @@ def standardize(splits: Splits) -> Splits:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.experiments.real import load_table, standardize
     >>> train = standardize(load_table("wine").splits).train.x
     >>> bool(np.allclose(train.mean(axis=0), 0))

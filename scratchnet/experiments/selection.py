@@ -66,6 +66,7 @@ def member_nll(log_q: np.ndarray, c: np.ndarray) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.experiments.selection import member_nll
     >>> log_q = np.log([[[0.5, 0.5]], [[0.25, 0.75]]])
     >>> member_nll(log_q, np.array([1])).round(4)
@@ -97,6 +98,7 @@ class EarlyStop:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> from scratchnet.experiments.selection import EarlyStop
     >>> ens = sn.fast.Ensemble([1, 4, 2], rngs=[0, 1])
@@ -128,6 +130,7 @@ class EarlyStop:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> from scratchnet.experiments.selection import EarlyStop
         >>> stop = EarlyStop(sn.fast.Ensemble([1, 2, 2], rngs=[0]))
@@ -149,6 +152,7 @@ class EarlyStop:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> from scratchnet.experiments.selection import EarlyStop
         >>> ens = sn.fast.Ensemble([1, 2, 2], rngs=[0])

@@ -143,6 +143,7 @@ class Ensemble:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> ens = sn.fast.Ensemble([1, 8, 2], rngs=[0, 1, 2])
     >>> ens.params["W2"].shape
@@ -259,6 +260,7 @@ class Ensemble:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> ens = sn.fast.Ensemble([1, 4, 2], rngs=[0, 1])
         >>> x, t = ens.check_batch(np.zeros((2, 3)), np.zeros((2, 3), int))
@@ -303,6 +305,7 @@ class Ensemble:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> ens = sn.fast.Ensemble([1, 4, 2], rngs=[0, 1])
         >>> x, t = ens.check_batch(np.zeros((2, 3)), np.zeros((2, 3), int))
@@ -340,6 +343,7 @@ class Ensemble:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> ens = sn.fast.Ensemble([1, 4, 2], rngs=[0, 1])
         >>> losses, grads = ens.loss_and_grads(np.zeros((2, 3)), np.zeros((2, 3), int))
@@ -368,6 +372,7 @@ class Ensemble:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> ens = sn.fast.Ensemble([1, 4, 3], rngs=[0, 1])
         >>> ens.forward([0.0, 1.0]).shape, ens.forward(np.zeros((2, 5, 1))).shape
@@ -424,6 +429,7 @@ class Ensemble:
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> p = sn.fast.Ensemble([1, 4, 2], rngs=[0, 1]).predict_proba([0.0, 1.0])
         >>> p.shape, bool(np.allclose(p.sum(axis=-1), 1))

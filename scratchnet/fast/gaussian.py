@@ -60,6 +60,7 @@ def chunked_log_posterior(task: Any, x: np.ndarray, *,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> from scratchnet.fast.gaussian import chunked_log_posterior
     >>> task = sn.GaussianClasses([[0.0, 0.0], [2.0, 1.0]],

@@ -64,6 +64,7 @@ def linear_into(x: np.ndarray, W: np.ndarray, b: np.ndarray, out: np.ndarray
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import kernels
     >>> kernels.linear_into(np.ones((2, 1)), np.full((1, 3), 2.0), np.ones(3),
     ...                     np.empty((2, 3)))
@@ -100,6 +101,7 @@ def linear_backward_into(dout: np.ndarray, x: np.ndarray, W: np.ndarray,
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import kernels
     >>> dW, db = np.empty((1, 1)), np.empty(1)
     >>> kernels.linear_backward_into(np.ones((2, 1)), np.ones((2, 1)), np.ones((1, 1)),
@@ -132,6 +134,7 @@ def relu_into(z: np.ndarray) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import kernels
     >>> kernels.relu_into(np.array([-1.0, 2.0]))
     array([0., 2.])
@@ -161,6 +164,7 @@ def relu_backward_into(da: np.ndarray, a: np.ndarray, out: np.ndarray) -> np.nda
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import kernels
     >>> kernels.relu_backward_into(np.array([3.0, 3.0]), np.array([0.0, 1.0]),
     ...                            np.empty(2))
@@ -195,6 +199,7 @@ def relu_mask_into(z: np.ndarray, mask: np.ndarray, flags: np.ndarray) -> np.nda
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import kernels
     >>> mask = np.empty(2)
     >>> kernels.relu_mask_into(np.array([-1.0, 2.0]), mask, np.empty(2, bool)), mask
@@ -226,6 +231,7 @@ def relu_backward_mask_into(da: np.ndarray, mask: np.ndarray, out: np.ndarray
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import kernels
     >>> kernels.relu_backward_mask_into(np.array([3.0, 3.0]), np.array([0.0, 1.0]),
     ...                                 np.empty(2))
@@ -248,6 +254,7 @@ def tanh_into(z: np.ndarray) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import kernels
     >>> kernels.tanh_into(np.array([0.0]))
     array([0.])
@@ -271,6 +278,7 @@ def tanh_backward_into(da: np.ndarray, a: np.ndarray, out: np.ndarray) -> np.nda
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import kernels
     >>> kernels.tanh_backward_into(np.array([2.0]), np.array([0.5]), np.empty(1))
     array([1.5])
@@ -293,6 +301,7 @@ class CrossEntropyScratch:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import kernels
     >>> kernels.CrossEntropyScratch((2, 3, 4), np.float64).by_class.shape
     (4, 6)
@@ -327,6 +336,7 @@ class CrossEntropyScratch:
 
         Examples
         --------
+        >>> import numpy as np
         >>> from scratchnet.fast import kernels
         >>> kernels.CrossEntropyScratch((1, 3, 2), np.float32).fits(np.zeros((1, 3, 2)))
         False
@@ -382,6 +392,7 @@ def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import kernels
     >>> logits = np.zeros((1, 1, 2))
     >>> kernels.cross_entropy_and_grad_inplace(logits, np.array([[1]])).round(4), logits

@@ -98,6 +98,7 @@ class MLP(mlp.MLP):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> model = sn.fast.MLP([1, 64, 64, 2], rng=0)
     >>> model.params.flat.shape, model.params["W2"].shape
@@ -179,6 +180,7 @@ class MLP(mlp.MLP):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> sn.fast.MLP([2, 3, 4], rng=0).forward(np.zeros((5, 2))).shape
         (5, 4)
@@ -199,6 +201,7 @@ class MLP(mlp.MLP):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> model = sn.fast.MLP([2, 3, 4], rng=0)
         >>> logits = model.forward(np.ones((5, 2)))
@@ -228,6 +231,7 @@ class MLP(mlp.MLP):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> model = sn.fast.MLP([1, 4, 2], rng=0, dtype=np.float32)
         >>> x, t = model.check_batch([0.0, 1.0, 2.0], [0, 1, 1])
@@ -257,6 +261,7 @@ class MLP(mlp.MLP):
 
         Examples
         --------
+        >>> import numpy as np
         >>> import scratchnet as sn
         >>> model = sn.fast.MLP([1, 4, 2], rng=0)
         >>> x, t = model.check_batch([0.0, 1.0], [0, 1])

@@ -88,6 +88,7 @@ def member_losses_inplace(outputs: np.ndarray, targets: np.ndarray, loss: Any = 
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet import fast
     >>> outputs = np.array([[[0.0, 0.0]], [[1.0, 0.0]]])   # two members, one row each
     >>> fast.objectives.member_losses_inplace(outputs, np.array([[0], [0]]), "mse")

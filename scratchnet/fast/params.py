@@ -52,6 +52,7 @@ class FlatParams(MutableMapping):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import FlatParams
     >>> p = FlatParams(np.arange(5.0), (("W", (2, 2)), ("b", (1,))))
     >>> p["W"], p["b"]
@@ -90,6 +91,7 @@ class FlatParams(MutableMapping):
 
         Examples
         --------
+        >>> import numpy as np
         >>> from scratchnet.fast import FlatParams
         >>> p = FlatParams(np.zeros(3), (("a", (1,)), ("b", (2,))))
         >>> p.unflatten(np.arange(3.0))["b"]
@@ -141,6 +143,7 @@ class StackedParams(FlatParams):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from scratchnet.fast import StackedParams
     >>> p = StackedParams(np.arange(6.0), (("W", (2, 1, 2)), ("b", (2, 1))))
     >>> p["W"][:, 0], p["b"][:, 0]   # member 0 is [0, 1 | 2], member 1 [3, 4 | 5]
@@ -163,6 +166,7 @@ class StackedParams(FlatParams):
 
         Examples
         --------
+        >>> import numpy as np
         >>> from scratchnet.fast import StackedParams
         >>> p = StackedParams(np.zeros(4), (("a", (2, 1)), ("b", (2, 1))))
         >>> p.unflatten(np.arange(4.0))["b"]

@@ -69,6 +69,7 @@ def stacked_stream(tasks: Sequence[Any], batch_size: int,
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> tasks = [sn.tasks.separated(), sn.tasks.sparse_tail()]
     >>> x, c = next(sn.fast.stacked_stream(tasks, 4, [np.random.default_rng(s)
@@ -128,6 +129,7 @@ def stack_batches(iterators: Sequence[Iterator]
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> from scratchnet.train import epochs
     >>> rng = np.random.default_rng(0)
@@ -169,6 +171,7 @@ def stacked_epochs(datasets: Sequence[Tuple[np.ndarray, np.ndarray]], batch_size
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> data = [(np.arange(5.0)[:, None], np.arange(5)) for _ in range(2)]
     >>> rngs = [np.random.default_rng(s) for s in range(2)]

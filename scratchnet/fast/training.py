@@ -54,6 +54,7 @@ def check_finite_gradients(grads: FlatParams, step: int) -> None:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> ens = sn.fast.Ensemble([1, 2, 2], rngs=[0, 1])
     >>> grads = sn.fast.StackedParams(np.zeros_like(ens.params.flat), ens.layout)
@@ -155,6 +156,7 @@ def train(model: MLP | Ensemble, batches: Iterator, *, steps: int, optimizer: An
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> from scratchnet.train import epochs
     >>> task = sn.tasks.separated()

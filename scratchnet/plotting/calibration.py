@@ -57,6 +57,7 @@ def plot_oracle(
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> task = sn.tasks.separated()
     >>> ax = sn.plotting.plot_oracle(task, task.posterior, n=50, rng=0)

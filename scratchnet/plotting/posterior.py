@@ -90,6 +90,7 @@ def plot_posterior_fit(
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> x = np.linspace(-4, 7, 100)
     >>> ax = sn.plotting.plot_posterior_fit(sn.tasks.separated(), x)
@@ -232,6 +233,7 @@ def plot_posterior_map(
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scratchnet as sn
     >>> covariances = np.stack([np.eye(2)] * 3)
     >>> task = sn.GaussianClasses([[0, 0], [3, 0], [0, 3]], covariances)
