@@ -39,8 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 #: only those tests against each mutant.
 CORE = {
     "softmax": ["test_softmax.py"],
-    "_loss_common": ["test_losses.py"],
-    "losses": ["test_losses.py"],
+    "_loss_common": ["test_losses.py", "test_functional.py"],
+    "losses": ["test_losses.py", "test_functional.py"],
+    "functional": ["test_functional.py", "test_losses.py"],
     "scoring": ["test_scoring.py"],
     "information": ["test_information.py"],
     "units": ["test_units.py"],
