@@ -72,12 +72,6 @@ MISTAKES = {
     "0 log 0 left as NaN":
         ("entropy", "information", "terms[support] = p[support] * np.log(1 / p[support])",
          "terms = p * np.log(1 / p)"),
-}
-
-# The same, where the key's examples do not yet discriminate: the examples to add
-# to the key's docstrings are in issue 41's closing note (unequal sigmas and a prior,
-# a batch of two rows, a large logit).
-NEEDS_KEY_EXAMPLE = {
     "the posterior without its 1/sigma factors (unequal sigmas)":
         ("two_gaussian_posterior", "two_gaussians", " - math.log(sigma)", ""),
     "a transposed weight gradient (a batch of two rows)":
@@ -117,18 +111,14 @@ def _doctest_failures(tmp_path, ex_id, module, old="", new=""):
 
 
 @pytest.mark.parametrize("ex_id, module", sorted(
-    {(e, m) for e, m, _, _ in [*MISTAKES.values(), *NEEDS_KEY_EXAMPLE.values()]}))
+    {(e, m) for e, m, _, _ in MISTAKES.values()}))
 def test_the_handouts_examples_pass_on_the_answer_key(tmp_path, ex_id, module):
     assert _doctest_failures(tmp_path, ex_id, module) == 0
 
 
-@pytest.mark.parametrize("mistake", [
-    *[pytest.param(m, id=m) for m in MISTAKES],
-    *[pytest.param(m, id=m, marks=pytest.mark.xfail(
-        strict=True, reason="the answer key's docstring needs the example that "
-        "catches it (issue 41's closing note)")) for m in NEEDS_KEY_EXAMPLE]])
+@pytest.mark.parametrize("mistake", list(MISTAKES))
 def test_the_handouts_examples_catch_the_classic_mistake(tmp_path, mistake):
-    ex_id, module, old, new = {**MISTAKES, **NEEDS_KEY_EXAMPLE}[mistake]
+    ex_id, module, old, new = MISTAKES[mistake]
     assert _doctest_failures(tmp_path, ex_id, module, old, new) > 0
 
 

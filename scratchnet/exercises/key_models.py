@@ -90,6 +90,9 @@ def two_gaussian_posterior(x: np.ndarray, mu1: float, sigma1: float, mu2: float,
     array([0.989013, 0.5     , 0.010987])
     >>> two_gaussian_posterior(np.array([-40.0, 40.0]), 0.0, 1.0, 3.0, 2.0).round(6)
     array([0., 0.])
+    >>> two_gaussian_posterior(np.array([-2.0, 0.0, 2.0]), 0.0, 2.0, 1.0, 1.0,
+    ...                        prior1=0.3).round(6)       # unequal sigmas and priors
+    array([0.921257, 0.261064, 0.176471])
     """
     def log_density(mu, sigma):
         return -0.5 * ((x - mu) / sigma) ** 2 - math.log(sigma)
@@ -163,6 +166,14 @@ def linear_backward(dout: np.ndarray,
     >>> dx, dW, db = linear_backward(np.array([[1.0]]), cache)
     >>> dx, dW.ravel(), db
     (array([[1., 3.]]), array([1., 2.]), array([1.]))
+    >>> x = np.array([[1.0, 2.0], [3.0, 4.0]])                  # a batch of two rows
+    >>> _, cache = linear_forward(x, np.array([[1.0], [3.0]]), np.array([0.0]))
+    >>> dx, dW, db = linear_backward(np.array([[1.0], [2.0]]), cache)
+    >>> dW
+    array([[ 7.],
+           [10.]])
+    >>> db
+    array([3.])
     """
     x, W = cache
     dx = dout @ W.T

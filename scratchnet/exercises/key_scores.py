@@ -275,6 +275,8 @@ def cross_entropy_grad(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
     >>> cross_entropy_grad(np.array([[0.0, 0.0], [0.0, np.log(3)]]), np.array([0, 1]))
     array([[-0.25 ,  0.25 ],
            [ 0.125, -0.125]])
+    >>> cross_entropy_grad(np.array([[1000.0, 0.0]]), np.array([1]))   # a large logit
+    array([[ 1., -1.]])
     """
     one_hot = np.eye(logits.shape[-1], dtype=logits.dtype)[targets]
     return (softmax(logits) - one_hot) / len(targets)
