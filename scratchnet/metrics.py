@@ -466,6 +466,11 @@ def ece_scorer(estimator: Any, X: Any, y: Any) -> float:
 
 def _log_proba_and_codes(estimator: Any, X: Any, y: Any) -> tuple:
     """The estimator's log-probabilities of X and y as indices into classes_."""
+    predicts = hasattr(estimator, "predict_proba") or hasattr(estimator,
+                                                              "predict_log_proba")
+    if not (hasattr(estimator, "classes_") and predicts):
+        raise TypeError("estimator must be a fitted classifier (with classes_ and "
+                        f"predict_proba); got {type(estimator).__name__}")
     classes = np.asarray(estimator.classes_)
     labels = np.asarray(y)
     codes = np.searchsorted(classes, labels)

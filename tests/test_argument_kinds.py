@@ -286,6 +286,8 @@ for f in (metrics.calibration_bins, metrics.expected_calibration_error):
     row(f, ("abc", [1, 0]), {}, TypeError, "probs")
     row(f, (PROBS, "ab"), {}, TypeError, "targets")
     row(f, (PROBS, [0.5, 1.0]), {}, TypeError, "targets")
+for f in (metrics.nll_scorer, metrics.ece_scorer):
+    row(f, ("abc", [[0.0]], [0]), {}, TypeError, "estimator", received="str")
 row(metrics.moving_average, ([1.0, 2.0, 3.0], 2.5), {}, TypeError, "window")
 row(metrics.moving_average, ([1.0, 2.0, 3.0], True), {}, TypeError, "window")
 row(metrics.moving_average, ([1.0, 2.0, 3.0], "2"), {}, TypeError, "window")

@@ -458,8 +458,8 @@ def calibration_study(source: Any, *, seed: int = 0, random_state: int = 0,
             fitted = make_pipeline(StandardScaler(), model).fit(x[train],
                                                                  classes[codes[train]])
             q = fitted.predict_proba(x[test])
-        with np.errstate(divide="ignore"):
-            log_q = np.log(q[np.arange(len(test)), codes[test]])
+        p = q[np.arange(len(test)), codes[test]]
+        log_q = np.log(p, out=np.full_like(p, -np.inf), where=p > 0)   # isotonic's 0s
         rows[key] = {"nll": float(-log_q.mean()),
                      "ece": expected_calibration_error(q, codes[test]),
                      "accuracy": float((q.argmax(axis=1) == codes[test]).mean())}

@@ -315,7 +315,7 @@ def posterior_figure(result: Union[ExperimentResult, Sequence[ExperimentResult]]
     from ..plotting import plot_posterior_fit
 
     fig = Figure(figsize=(10.5, 4.6))  # the legend stands on the right, outside
-    fig.subplots_adjust(left=0.07, right=0.66, bottom=0.11, top=0.93)
+    fig.subplots_adjust(left=0.07, right=0.63, bottom=0.11, top=0.93)
     ax = plot_posterior_fit(task, first.eval_x, np.median(probs, axis=0), band=band,
                             labels=[f"{steps[i]:,} steps" for i in keep],
                             ax=fig.subplots())
