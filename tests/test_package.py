@@ -168,7 +168,7 @@ def _takes_arguments(func) -> bool:
     return bool(params[1:] if params[:1] == ["self"] else params)
 
 
-@pytest.mark.parametrize("name, obj", _public_objects(), ids=lambda v: str(v))
+@pytest.mark.parametrize("name, obj", [pytest.param(n, o, id=n) for n, o in _public_objects()])
 def test_public_docstrings_follow_numpydoc(name, obj):
     """Parameters (when there are any), Returns, and Examples that run as doctests."""
     doc = inspect.getdoc(obj) or ""
