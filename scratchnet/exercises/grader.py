@@ -1,43 +1,51 @@
-"""The grader: the submission answers, the grader decides, and nothing outlives grading.
+"""The grader: the submission answers in a sandbox, the grader decides.
 
-:func:`~scratchnet.exercises.check` reads the assignment (or, for a
-student's self-check, the list in the package), then starts a dedicated
-grading process (``python -m scratchnet.exercises.grader JOB``) and reads
-its report.  That process reads
-the submission's source first (:mod:`scratchnet.exercises.analysis`:
-missing, broken, forbidden), becomes a child subreaper (Linux), starts the
-child that imports the submission (:mod:`scratchnet.exercises.remote`), and
-runs each check with its own copy of the checks: every expected value,
-comparison, diagnosis, carry-forward decision and point is decided here.
-When the child dies or hangs, the check it was in is charged and a new child
-answers the rest.  Before the report goes out, the child's process group and
-every descendant that escaped it are killed.
+:func:`~scratchnet.exercises.check` copies the submission (plain files only,
+:func:`~scratchnet.exercises.sandbox.stage`), chooses the sandbox
+(:func:`~scratchnet.exercises.sandbox.choose`: refused without one unless
+the code is the student's own or ``no_sandbox``), and starts a dedicated
+grading process, ``python -I`` in a private folder, sending it the job on
+its stdin (never in its argv, where any process could read it).  That
+process reads the submission's source first (missing, broken, a library
+import: messages), then grades each exercise in a fresh sandboxed child
+(:mod:`scratchnet.exercises.remote`) that holds NumPy, the submission, the
+answering shim and the reference source of the exercise's dependencies,
+nothing else.  Every expected value, comparison, diagnosis, carry-forward
+decision and point is decided in the grading process.  When the child dies,
+the check it was in is charged and a new child answers the rest; when it
+runs past the time limit, the exercise's remaining checks are skipped.
 """
 
 from __future__ import annotations
 
 import ast
+import ctypes
 import json
-import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
-from .analysis import NUMERICAL, find_package, handout_names, read_exercise
+from .analysis import find_package, handout_names, read_exercise
 from .assignment import read_assignment
+from .carried import carried
 from .catalogue import CATALOGUE, Exercise, select
 from .checking import checks_of, run_checks, scored
+from .checks_models import CHECKS_USE
 from .own import child_homes, load_own
-from .privileges import child_environment, isolate
-from .reaper import become_reaper, reap
-from .remote import Child, ChildLost, LibraryUsed
+from .remote import Child, ChildLost, where
 from .report import Report
+from .sandbox import Sandbox, SandboxRefused, choose, describe, stage
 from .sides import Objects
 
 __all__ = ["Report", "UsageError", "check", "exercises_in", "grade", "main"]
+
+#: The largest job the grading process reads from its stdin.
+MAX_JOB_BYTES = 2**20
 
 
 class UsageError(ValueError):
@@ -128,36 +136,47 @@ def exercises_in(directory: Any) -> List[Exercise]:
 
 
 class _Children:
-    """The current child, started (and its modules loaded) when a check needs one."""
+    """The children of one exercise: one at a time, a new one after one is lost."""
 
-    def __init__(self, directory: Path, modules: Dict[str, bool], job: Dict) -> None:
-        self.directory, self.modules, self.job = directory, modules, job
+    def __init__(self, ex: Exercise, box: Sandbox, job: Dict[str, Any],
+                 by_function: bool) -> None:
+        self.ex, self.box, self.job, self.by_function = ex, box, job, by_function
+        self.homes = child_homes(job["exercises"])
+        self.references = carried(ex, CHECKS_USE.get(ex.id, ()))
         self.current: Child | None = None
-        self.dead: Dict[str, str] = {}
-        self.broken: Dict[str, str] = {}
+        self.broken: Dict[str, Dict[str, Any]] = {}
 
     def get(self) -> Child:
-        while self.current is None:
-            child = Child(self.directory, child_homes(self.job["exercises"]),
-                          [m for m in NUMERICAL if m not in self.job["allow"]],
-                          limit=self.job["limit"], memory_mb=self.job["memory_mb"],
-                          account=self.job["account"])
-            try:
-                for module, by_function in self.modules.items():
-                    if module in self.dead:
-                        continue
-                    at = module
-                    answer = child.request({"op": "load", "module": module,
-                                            "by_function": by_function})
-                    found = (answer.get("value") or {}).get("broken", {})
-                    self.broken.update({f"{module}.{n}": w for n, w in found.items()})
-                self.current = child
-            except ChildLost as err:
-                self.dead[at] = str(err)
+        """The current child, started and the exercise's module loaded if needed."""
+        if self.current is None:
+            child = Child(self.box, self.homes, self.references,
+                          limit=self.job["limit"])
+            answer = child.request({"op": "load", "module": self.ex.chapter,
+                                    "by_function": self.by_function},
+                                   timeout=self.job["limit"] + 2.0)
+            self.broken = (answer.get("value") or {}).get("broken", {})
+            self.current = child
         return self.current
 
-    def lost(self) -> None:
-        self.current = None
+    def run(self, names: Sequence[str], replace: Sequence[str]
+            ) -> List[Dict[str, Any]]:
+        """The checks, one at a time: a lost child costs the check it was in,
+        a time-out the exercise's remaining checks."""
+        out: List[Dict[str, Any]] = []
+        for i, name in enumerate(names):
+            try:
+                out += run_checks(self.ex, Objects(self.get(), self.ex.id, replace),
+                                  only=[name])
+            except ChildLost as err:
+                self.current = None
+                out.append({"name": name, "status": "error", "hint": "",
+                            "message": str(err), "location": err.location})
+                if err.timed_out:
+                    out += [{"name": rest, "status": "error", "hint": "",
+                             "message": f"not run: the check {name!r} ran past the "
+                                        f"time limit"} for rest in names[i + 1:]]
+                    break
+        return out
 
     def stop(self) -> None:
         if self.current is not None:
@@ -165,20 +184,10 @@ class _Children:
             self.current = None
 
 
-def _run(ex: Exercise, children: _Children, replace: Sequence[str],
-         only: Sequence[str] = ()) -> List[Dict[str, Any]]:
-    """The checks, one at a time: a lost child costs the check it was in."""
-    out = []
-    for name in [c.name for c in checks_of(ex.id)]:
-        if only and name not in only:
-            continue
-        try:
-            out += run_checks(ex, Objects(children.get(), ex.id, replace), only=[name])
-        except ChildLost as err:
-            children.lost()
-            out.append({"name": name, "status": "error", "hint": "",
-                        "message": str(err)})
-    return out
+def _not_dumpable() -> None:
+    """No process of the same user may ptrace this one or read its memory (Linux)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)   # PR_SET_DUMPABLE, 0
 
 
 def grade(job: Dict[str, Any]) -> Report:
@@ -187,9 +196,10 @@ def grade(job: Dict[str, Any]) -> Report:
     Parameters
     ----------
     job : dict
-        ``dir`` (the package folder), ``exercises`` (the assignment's
-        entries), ``allow``, ``limit`` (seconds per check), ``memory_mb``,
-        ``mode``, ``own`` (the instructor's exercises files).
+        ``dir`` (the staged package folder), ``exercises`` (the
+        assignment's entries), ``allow``, ``limit`` (seconds per check),
+        ``memory_mb``, ``mode``, ``own`` (the instructor's exercises files),
+        ``isolation`` (one of :data:`~scratchnet.exercises.sandbox.KINDS`).
 
     Returns
     -------
@@ -201,75 +211,73 @@ def grade(job: Dict[str, Any]) -> Report:
     True
     """
     start = time.perf_counter()
-    become_reaper()
+    _not_dumpable()
     load_own(*job.get("own", []))   # the instructor's exercises files
-    # as root: a copy nobody may only read, and a child started as nobody
-    directory, account, notes = isolate(Path(job["dir"]))
-    entries = {e["id"]: e for e in job["exercises"]}
-    exercises = select(list(entries))
-    given = handout_names(tuple(ex.id for ex in exercises))
-    findings = {ex.id: read_exercise(directory, ex.chapter, ex.id, given=given,
-                                     allow=[*job["allow"],
-                                            *entries[ex.id].get("allow", [])])
-                for ex in exercises}
-    modules: Dict[str, bool] = {}
-    for ex in exercises:
-        if findings[ex.id]["status"] == "ok":
-            modules[ex.chapter] = modules.get(ex.chapter, False) or \
-                findings[ex.id]["broken_module"]
-    # modules built definition by definition first: the others import them
-    modules = dict(sorted(modules.items(), key=lambda item: not item[1]))
-    done: Dict[str, Dict[str, Any]] = {}
-    failed: set = set()
-    children = _Children(directory, modules, {**job, "account": account})
+    workdir = Path(tempfile.mkdtemp(prefix="scratchnet-grading-"))
     try:
+        box = Sandbox(job["isolation"], Path(job["dir"]), workdir,
+                      memory_mb=job["memory_mb"], allow=job["allow"],
+                      cpu_seconds=int(max(60, 40 * job["limit"])))
+        entries = {e["id"]: e for e in job["exercises"]}
+        exercises = select(list(entries))
+        given = handout_names(tuple(ex.id for ex in exercises))
+        done: Dict[str, Dict[str, Any]] = {}
+        failed: set = set()
         for ex in exercises:
-            done[ex.id] = _grade_one(ex, findings[ex.id], children, failed)
+            finding = read_exercise(box.package, ex.chapter, ex.id, given=given,
+                                    allow=[*job["allow"],
+                                           *entries[ex.id].get("allow", [])])
+            done[ex.id] = _grade_one(ex, finding, box, job, failed)
             if done[ex.id]["status"] != "graded" or any(
                     c["status"] in ("fail", "error") for c in done[ex.id]["checks"]):
                 failed.add(ex.id)
     finally:
-        children.stop()
-        reap()
+        shutil.rmtree(workdir, ignore_errors=True)
     return Report([scored(done[ex.id], ex, entries[ex.id]) for ex in exercises],
-                  time.perf_counter() - start, job.get("mode", "assignment"), notes)
+                  time.perf_counter() - start, job.get("mode", "assignment"),
+                  [describe(job["isolation"])], job["isolation"])
 
 
-def _grade_one(ex: Exercise, finding: Dict[str, Any], children: _Children,
-               failed: set) -> Dict[str, Any]:
+def _grade_one(ex: Exercise, finding: Dict[str, Any], box: Sandbox,
+               job: Dict[str, Any], failed: set) -> Dict[str, Any]:
     result = {"id": ex.id, "status": "graded", "checks": [],
               "copied": finding["copied"]}
     if finding["status"] != "ok":
         return {**result, "status": finding["status"], "message": finding["message"]}
-    children.get()
-    key = f"{ex.chapter}.{ex.id.split('.')[0]}"
-    if ex.chapter in children.dead or key in children.broken:
-        why = children.broken.get(key) or children.dead[ex.chapter]
-        return {**result, "status": "error", "message": f"{ex.chapter}.py: {why}"}
+    children = _Children(ex, box, job, finding["broken_module"])
     try:
-        checks = _run(ex, children, [])
-    except LibraryUsed:
-        return {**result, "status": "library"}
-    if any(c["status"] == "todo" for c in checks):
-        return {**result, "status": "todo"}
-    wrong = [c["name"] for c in checks if c["status"] != "pass"]
-    suspects = [use for use in ex.uses if use in failed]
-    if wrong and suspects:
         try:
-            again = {c["name"]: c for c in _run(ex, children, suspects, wrong)}
-        except LibraryUsed:
-            again = {}
-        for c in checks:
-            if again.get(c["name"], {}).get("status") == "pass":
-                c.update(status="carried", message="", credit=1.0, hint=(
-                    f"passes with the library's {' and '.join(suspects)} in place of "
-                    f"yours: fix {' and '.join(suspects)} (graded there)"))
-    return {**result, "checks": checks}
+            children.get()
+        except ChildLost as err:
+            return {**result, "status": "error",
+                    "message": f"loading {ex.chapter}.py: {err}"}
+        own = children.broken.get(ex.id.split(".")[0])
+        if own:
+            return {**result, "status": "error", "message": f"{ex.chapter}.py: "
+                    f"{own['type']}: {own['message']}{where(own.get('location'))}"}
+        checks = children.run([c.name for c in checks_of(ex.id)], [])
+        if any(c["status"] == "todo" for c in checks):
+            return {**result, "status": "todo"}
+        wrong = [c["name"] for c in checks if c["status"] != "pass"
+                 and not c["message"].startswith("not run:")]
+        suspects = [use for use in ex.uses if use in failed
+                    and use in children.references]
+        if wrong and suspects:
+            again = {c["name"]: c for c in children.run(wrong, suspects)}
+            for c in checks:
+                if again.get(c["name"], {}).get("status") == "pass":
+                    c.update(status="carried", message="", credit=1.0, hint=(
+                        f"passes with the reference {' and '.join(suspects)} in place "
+                        f"of yours: fix {' and '.join(suspects)} (graded there)"))
+        return {**result, "checks": checks}
+    finally:
+        children.stop()
 
 
 def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
           json_path: Any = None, limit: float = 10.0, memory_mb: int = 2048,
-          exercises: Any = None) -> Report:
+          exercises: Any = None, no_sandbox: bool = False,
+          isolation: str | None = None) -> Report:
     """Grade a submission: the assignment's exercises, in a grading process of its own.
 
     Parameters
@@ -291,7 +299,15 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     limit : float, default 10
         Seconds per check.
     memory_mb : int, default 2048
-        Address space of the child process (Linux; not enforced on macOS).
+        Address space of the child process.
+    no_sandbox : bool, default False
+        Run the submission without a sandbox, as this user, where none can
+        run (accepting the risk: only for code you trust).  A self-check
+        (no assignment: the student's own code) runs without one where
+        there is none.
+    isolation : str, optional
+        The sandbox already chosen (:func:`~scratchnet.exercises.sandbox.choose`),
+        for a class graded with one choice.
 
     Returns
     -------
@@ -300,8 +316,8 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     Raises
     ------
     UsageError
-        No such folder, no exercises, a bad assignment or an id in ``only``
-        not graded.
+        No such folder, no exercises, a bad assignment, an id in ``only``
+        not graded, or no sandbox here (with the options).
 
     Examples
     --------
@@ -316,51 +332,67 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     start = time.perf_counter()
     if not Path(directory).is_dir():
         raise UsageError(f"no such directory: {directory}")
-    package = find_package(directory).resolve()
-    job: Dict[str, Any] = {"dir": str(package), "limit": limit, "memory_mb": memory_mb,
-                           "allow": [], "own": load_own(exercises, assignment)}
-    if assignment is not None:
-        try:
-            data = read_assignment(assignment)
-        except ValueError as err:
-            raise UsageError(str(err)) from None
-        job.update(exercises=data["exercises"], allow=data["allow"])
-        job["limit"] = float(data.get("time_limit", limit))
-        job["memory_mb"] = int(data.get("memory_mb", memory_mb))
-    else:
-        job.update(mode="self-check", exercises=[
-            {"id": e.id, "points": e.points} for e in exercises_in(package)])
-    if only:
-        try:
-            wanted = {ex.id for ex in select(list(only))}
-        except KeyError as err:
-            raise UsageError(err.args[0]) from None
-        job["exercises"] = [e for e in job["exercises"] if e["id"] in wanted]
-        if not job["exercises"]:
-            raise UsageError(f"none of {', '.join(only)} is graded in {directory}")
-    env = {**os.environ, "PYTHONPATH": child_environment()["PYTHONPATH"]}
-    proc = subprocess.run([sys.executable, "-m", "scratchnet.exercises.grader",
-                           json.dumps(job)], capture_output=True, env=env,
-                          stdin=subprocess.DEVNULL)
-    lines = proc.stdout.decode(errors="replace").strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"the grading process failed (exit status "
-                           f"{proc.returncode}): "
-                           f"{proc.stderr.decode(errors='replace')[-1500:]}")
-    report = Report.from_json(lines[-1])
+    try:
+        kind = isolation or choose(no_sandbox, own_code=assignment is None)
+    except SandboxRefused as err:
+        raise UsageError(str(err)) from None
+    with tempfile.TemporaryDirectory(prefix="scratchnet-check-") as tmp:
+        package = find_package(stage(directory, Path(tmp) / "upload"))
+        job: Dict[str, Any] = {"dir": str(package), "limit": limit,
+                               "memory_mb": memory_mb, "allow": [],
+                               "own": load_own(exercises, assignment),
+                               "isolation": kind}
+        if assignment is not None:
+            try:
+                data = read_assignment(assignment)
+            except ValueError as err:
+                raise UsageError(str(err)) from None
+            job.update(exercises=data["exercises"], allow=data["allow"])
+            job["limit"] = float(data.get("time_limit", limit))
+            job["memory_mb"] = int(data.get("memory_mb", memory_mb))
+        else:
+            job.update(mode="self-check", exercises=[
+                {"id": e.id, "points": e.points} for e in exercises_in(package)])
+        if only:
+            try:
+                wanted = {ex.id for ex in select(list(only))}
+            except KeyError as err:
+                raise UsageError(err.args[0]) from None
+            job["exercises"] = [e for e in job["exercises"] if e["id"] in wanted]
+            if not job["exercises"]:
+                raise UsageError(f"none of {', '.join(only)} is graded in {directory}")
+        report = _grading_process(job, Path(tmp))
     report.seconds = time.perf_counter() - start
     if json_path is not None:
         Path(json_path).write_text(json.dumps(report.gradescope(), indent=2) + "\n")
     return report
 
 
+def _grading_process(job: Dict[str, Any], tmp: Path) -> Report:
+    """Run :func:`main` in a new ``python -I`` in a private folder, the job on stdin."""
+    home = tmp / "grader"
+    home.mkdir()
+    root = str(Path(__file__).resolve().parents[2])   # this scratchnet, and no other
+    boot = (f"import sys; sys.path.insert(0, {root!r}); "
+            "from scratchnet.exercises.grader import main; sys.exit(main([]))")
+    proc = subprocess.run([sys.executable, "-I", "-c", boot],
+                          input=json.dumps(job).encode(), capture_output=True,
+                          cwd=home)
+    out = proc.stdout.decode(errors="replace").strip()
+    if proc.returncode != 0 or not out:
+        raise RuntimeError(f"the grading process failed (exit status "
+                           f"{proc.returncode}): "
+                           f"{proc.stderr.decode(errors='replace')[-1500:]}")
+    return Report.from_json(out)
+
+
 def main(argv: Sequence[str]) -> int:
-    """The grading process: ``python -m scratchnet.exercises.grader JOB``.
+    """The grading process: reads one JSON job (see :func:`grade`) on its stdin.
 
     Parameters
     ----------
     argv : sequence of str
-        One JSON job (see :func:`grade`).
+        None: the job is never in the argv.
 
     Returns
     -------
@@ -369,12 +401,15 @@ def main(argv: Sequence[str]) -> int:
 
     Examples
     --------
-    >>> main([])
+    >>> main(["job"])
     2
     """
-    if len(argv) != 1:
+    if argv:
         return 2
-    report = grade(json.loads(argv[0]))
+    text = sys.stdin.buffer.read(MAX_JOB_BYTES + 1)
+    if len(text) > MAX_JOB_BYTES:
+        return 2
+    report = grade(json.loads(text))
     sys.stdout.write(report.to_json() + "\n")
     sys.stdout.flush()
     return 0
