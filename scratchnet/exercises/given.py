@@ -4,8 +4,10 @@ A hand-out's ``mlp.py`` and ``optim.py`` write their exercise methods in
 subclasses of the chapter's classes (``class TwoLayerMLP(ChapterTwoLayerMLP)``).
 The sandbox holds no scratchnet, so the answering shim
 (:mod:`scratchnet.exercises.shim`) serves this file as ``scratchnet.mlp`` and
-``scratchnet.optim``: the constructors, ``params``, ``loss_and_grads`` and
-``step``, the parts no exercise asks for.  The exercise methods
+``scratchnet.optim`` (and ``scratchnet.exercises``, whose ``assert_passes`` a
+notebook's modules import, as a function that does nothing): the
+constructors, ``params``, ``loss_and_grads`` and ``step``, the parts no
+exercise asks for.  The exercise methods
 (``forward``, ``backward``, ``update``) are not here: the shim attaches the
 reference of those the graded exercise depends on (carry-forward), never the
 graded one's own.  Like the shim, this file imports only NumPy.
@@ -20,7 +22,8 @@ from typing import Any, Dict, Mapping
 
 import numpy as np
 
-__all__ = ["SGD", "Adam", "Optimizer", "TwoLayerMLP"]
+__all__ = ["SGD", "Adam", "Optimizer", "TwoLayerMLP", "assert_examples",
+           "assert_passes"]
 
 #: The carried reference functions (``cross_entropy``, ...), filled by the shim.
 REFERENCE: Dict[str, Any] = {}
@@ -30,6 +33,15 @@ def _reference(name: str) -> Any:
     if name not in REFERENCE:
         raise NameError(f"{name} is not given for this exercise")
     return REFERENCE[name]
+
+
+def assert_passes(*args: Any, **kwargs: Any) -> None:
+    """A hand-out's check cell, imported with its module: nothing here (the
+    grader runs the checks, in its own process)."""
+
+
+def assert_examples(*args: Any, **kwargs: Any) -> None:
+    """As :func:`assert_passes`: nothing here."""
 
 
 class TwoLayerMLP:

@@ -139,22 +139,25 @@ class _Children:
     """The children of one exercise: one at a time, a new one after one is lost."""
 
     def __init__(self, ex: Exercise, box: Sandbox, job: Dict[str, Any],
-                 by_function: bool) -> None:
-        self.ex, self.box, self.job, self.by_function = ex, box, job, by_function
+                 modules: Dict[str, bool]) -> None:
+        self.ex, self.box, self.job, self.modules = ex, box, job, modules
         self.homes = child_homes(job["exercises"])
         self.references = carried(ex, CHECKS_USE.get(ex.id, ()))
         self.current: Child | None = None
         self.broken: Dict[str, Dict[str, Any]] = {}
 
     def get(self) -> Child:
-        """The current child, started and the exercise's module loaded if needed."""
+        """The current child, started and the submission's modules loaded if needed
+        (those built definition by definition first: the others import them)."""
         if self.current is None:
             child = Child(self.box, self.homes, self.references,
                           limit=self.job["limit"])
-            answer = child.request({"op": "load", "module": self.ex.chapter,
-                                    "by_function": self.by_function},
-                                   timeout=self.job["limit"] + 2.0)
-            self.broken = (answer.get("value") or {}).get("broken", {})
+            for module, by_function in self.modules.items():
+                answer = child.request({"op": "load", "module": module,
+                                        "by_function": by_function},
+                                       timeout=self.job["limit"] + 2.0)
+                if module == self.ex.chapter:
+                    self.broken = (answer.get("value") or {}).get("broken", {})
             self.current = child
         return self.current
 
@@ -221,13 +224,20 @@ def grade(job: Dict[str, Any]) -> Report:
         entries = {e["id"]: e for e in job["exercises"]}
         exercises = select(list(entries))
         given = handout_names(tuple(ex.id for ex in exercises))
+        findings = {ex.id: read_exercise(box.package, ex.chapter, ex.id, given=given,
+                                         allow=[*job["allow"],
+                                                *entries[ex.id].get("allow", [])])
+                    for ex in exercises}
+        modules: Dict[str, bool] = {}
+        for ex in exercises:
+            if findings[ex.id]["status"] == "ok":
+                modules[ex.chapter] = modules.get(ex.chapter, False) or \
+                    findings[ex.id]["broken_module"]
+        modules = dict(sorted(modules.items(), key=lambda item: not item[1]))
         done: Dict[str, Dict[str, Any]] = {}
         failed: set = set()
         for ex in exercises:
-            finding = read_exercise(box.package, ex.chapter, ex.id, given=given,
-                                    allow=[*job["allow"],
-                                           *entries[ex.id].get("allow", [])])
-            done[ex.id] = _grade_one(ex, finding, box, job, failed)
+            done[ex.id] = _grade_one(ex, findings[ex.id], box, job, failed, modules)
             if done[ex.id]["status"] != "graded" or any(
                     c["status"] in ("fail", "error") for c in done[ex.id]["checks"]):
                 failed.add(ex.id)
@@ -239,12 +249,13 @@ def grade(job: Dict[str, Any]) -> Report:
 
 
 def _grade_one(ex: Exercise, finding: Dict[str, Any], box: Sandbox,
-               job: Dict[str, Any], failed: set) -> Dict[str, Any]:
+               job: Dict[str, Any], failed: set, modules: Dict[str, bool]
+               ) -> Dict[str, Any]:
     result = {"id": ex.id, "status": "graded", "checks": [],
               "copied": finding["copied"]}
     if finding["status"] != "ok":
         return {**result, "status": finding["status"], "message": finding["message"]}
-    children = _Children(ex, box, job, finding["broken_module"])
+    children = _Children(ex, box, job, modules)
     try:
         try:
             children.get()

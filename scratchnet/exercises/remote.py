@@ -176,9 +176,9 @@ class Child:
                                 f"{self.proc.returncode}){where(stopped)}",
                                 location=stopped) from None
             if late:
-                raise ChildLost(f"ran past the time limit of {self.limit:g} s"
-                                f"{where(stopped)}", timed_out=True,
-                                location=stopped) from None
+                raise ChildLost(f"ran past the time limit ({self.limit:g} s), "
+                                f"stopped{where(stopped) or ' (where is unknown)'}",
+                                timed_out=True, location=stopped) from None
             raise ChildLost(f"{err}: the child was stopped", location=stopped) from None
 
     def tail(self, size: int = 65536) -> str:

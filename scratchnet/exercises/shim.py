@@ -403,14 +403,16 @@ def _one_name_each(source: str) -> List[str]:
 # -- the child ---------------------------------------------------------------------
 
 class _Given(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves ``scratchnet``, ``scratchnet.mlp`` and ``scratchnet.optim``: the
-    hand-out's base classes (``given.py``), nothing else of the library."""
+    """Serves ``scratchnet``, ``scratchnet.mlp``, ``scratchnet.optim`` and
+    ``scratchnet.exercises``: the hand-out's base classes and a check cell's
+    ``assert_passes`` (``given.py``), nothing else of the library."""
 
     def __init__(self, given: types.ModuleType) -> None:
         self.given = given
 
     def find_spec(self, name, path=None, target=None):
-        if name in ("scratchnet", "scratchnet.mlp", "scratchnet.optim"):
+        if name in ("scratchnet", "scratchnet.mlp", "scratchnet.optim",
+                    "scratchnet.exercises"):
             return importlib.util.spec_from_loader(name, self,
                                                    is_package=name == "scratchnet")
         return None
