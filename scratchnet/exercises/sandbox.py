@@ -70,8 +70,8 @@ try:
 except ImportError:   # not POSIX: no sandbox runs there (see choose)
     resource = None
 
-__all__ = ["KINDS", "Sandbox", "SandboxRefused", "choose", "dedicated_uid", "describe",
-           "hidden_paths", "kill_uid", "stage"]
+__all__ = ["KINDS", "LANDLOCK", "Sandbox", "SandboxRefused", "choose", "dedicated_uid",
+           "describe", "hidden_paths", "kill_uid", "landlock", "probe", "stage"]
 
 #: The ways to isolate the child, as the report names them.
 KINDS = ("bubblewrap", "dedicated uid", "none")
@@ -690,8 +690,26 @@ def _refusal(why: str) -> SandboxRefused:
 
 
 @functools.lru_cache(maxsize=4)
-def _probe(kind: str) -> str:
-    """"" when a child of this kind starts here (imports NumPy, answers), else why."""
+def probe(kind: str) -> str:
+    """Whether a child of this kind starts here: "" if it does, else why not.
+
+    One child is started, imports NumPy and answers one request; the answer
+    is kept for the life of this process.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`KINDS`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> probe("none")
+    ''
+    """
     from .shim import pack, read_frame, unpack, write_frame
 
     work = Path(tempfile.mkdtemp(prefix="scratchnet-probe-"))
@@ -755,7 +773,7 @@ def choose(no_sandbox: bool = False, own_code: bool = False) -> str:
             raise SandboxRefused("SCRATCHNET_SANDBOX=uid needs root on Linux")
         return _checked("dedicated uid")
     why = "not Linux" if not linux else "bubblewrap (bwrap) is not installed" \
-        if not _bwrap() else _probe("bubblewrap")
+        if not _bwrap() else probe("bubblewrap")
     if not why:
         return "bubblewrap"
     if forced == "bubblewrap":
@@ -768,7 +786,7 @@ def choose(no_sandbox: bool = False, own_code: bool = False) -> str:
 
 
 def _checked(kind: str) -> str:
-    why = _probe(kind)
+    why = probe(kind)
     if why:
         raise SandboxRefused(f"the {kind} sandbox cannot run here: {why}")
     return kind
@@ -793,8 +811,10 @@ def describe(kind: str) -> str:
     return {
         "bubblewrap": "isolation: bubblewrap (namespaces: the submission saw only "
                       "Python, NumPy and its own files; hard limits)",
-        "dedicated uid": "isolation: a dedicated uid with hard limits (no bubblewrap "
-                         "here; files every user may read stayed readable)",
+        "dedicated uid": "isolation: a dedicated uid with hard limits and "
+                         + ("Landlock (the submission could open only Python, NumPy "
+                            "and its own files)" if LANDLOCK else "no Landlock (files "
+                            "every user may read stayed readable)"),
         "none": "isolation: none (--no-sandbox: the submission ran as the grader's "
                 "user)",
     }[kind]
