@@ -139,8 +139,9 @@ class _Children:
     """The children of one exercise: one at a time, a new one after one is lost."""
 
     def __init__(self, ex: Exercise, box: Sandbox, job: Dict[str, Any],
-                 modules: Dict[str, bool]) -> None:
+                 modules: Dict[str, bool], dead: Dict[str, str]) -> None:
         self.ex, self.box, self.job, self.modules = ex, box, job, modules
+        self.dead = dead   # module -> why a child died importing it (shared)
         self.homes = child_homes(job["exercises"])
         self.references = carried(ex, CHECKS_USE.get(ex.id, ()))
         self.current: Child | None = None
@@ -149,16 +150,22 @@ class _Children:
     def get(self) -> Child:
         """The current child, started and the submission's modules loaded if needed
         (those built definition by definition first: the others import them)."""
-        if self.current is None:
+        while self.current is None:
             child = Child(self.box, self.homes, self.references,
                           limit=self.job["limit"])
-            for module, by_function in self.modules.items():
-                answer = child.request({"op": "load", "module": module,
-                                        "by_function": by_function},
-                                       timeout=self.job["limit"] + 2.0)
-                if module == self.ex.chapter:
-                    self.broken = (answer.get("value") or {}).get("broken", {})
-            self.current = child
+            try:
+                for module, by_function in self.modules.items():
+                    if module in self.dead:
+                        continue
+                    at = module
+                    answer = child.request({"op": "load", "module": module,
+                                            "by_function": by_function},
+                                           timeout=self.job["limit"] + 2.0)
+                    if module == self.ex.chapter:
+                        self.broken = (answer.get("value") or {}).get("broken", {})
+                self.current = child
+            except ChildLost as err:   # importing it ends the child: left out
+                self.dead[at] = str(err)
         return self.current
 
     def run(self, names: Sequence[str], replace: Sequence[str]
@@ -234,10 +241,12 @@ def grade(job: Dict[str, Any]) -> Report:
                 modules[ex.chapter] = modules.get(ex.chapter, False) or \
                     findings[ex.id]["broken_module"]
         modules = dict(sorted(modules.items(), key=lambda item: not item[1]))
+        dead: Dict[str, str] = {}
         done: Dict[str, Dict[str, Any]] = {}
         failed: set = set()
         for ex in exercises:
-            done[ex.id] = _grade_one(ex, findings[ex.id], box, job, failed, modules)
+            done[ex.id] = _grade_one(ex, findings[ex.id], failed,
+                                     _Children(ex, box, job, modules, dead))
             if done[ex.id]["status"] != "graded" or any(
                     c["status"] in ("fail", "error") for c in done[ex.id]["checks"]):
                 failed.add(ex.id)
@@ -248,20 +257,21 @@ def grade(job: Dict[str, Any]) -> Report:
                   [describe(job["isolation"])], job["isolation"])
 
 
-def _grade_one(ex: Exercise, finding: Dict[str, Any], box: Sandbox,
-               job: Dict[str, Any], failed: set, modules: Dict[str, bool]
-               ) -> Dict[str, Any]:
+def _grade_one(ex: Exercise, finding: Dict[str, Any], failed: set,
+               children: _Children) -> Dict[str, Any]:
     result = {"id": ex.id, "status": "graded", "checks": [],
               "copied": finding["copied"]}
     if finding["status"] != "ok":
         return {**result, "status": finding["status"], "message": finding["message"]}
-    children = _Children(ex, box, job, modules)
     try:
         try:
             children.get()
         except ChildLost as err:
             return {**result, "status": "error",
-                    "message": f"loading {ex.chapter}.py: {err}"}
+                    "message": f"starting the sandbox: {err}"}
+        if ex.chapter in children.dead:
+            return {**result, "status": "error", "message": f"importing "
+                    f"{ex.chapter}.py: {children.dead[ex.chapter]}"}
         own = children.broken.get(ex.id.split(".")[0])
         if own:
             return {**result, "status": "error", "message": f"{ex.chapter}.py: "
