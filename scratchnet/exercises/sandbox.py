@@ -30,10 +30,11 @@ Three ways to get there, chosen once per run (:func:`choose`):
     Gradescope's may be): the child runs as a uid of its own (one per grading
     process, so concurrent jobs cannot signal or count each other) with no
     groups but one of its own, the hard limits, a private ``TMPDIR``, and
-    ``python -I -S`` with NumPy alone on its path.  It shares the machine's
-    file system: files every user may read (the installed Python packages,
-    scratchnet among them) stay readable by path.  Run the grader where
-    those hold nothing secret (the container is then the outer sandbox).
+    ``python -I -S`` with NumPy alone on its path.  Where the kernel has
+    Landlock (Linux 5.13+, :func:`landlock`), the child can open nothing but
+    the system's libraries, its Python, NumPy and its own copies; without it,
+    files every user may read (the installed Python packages, scratchnet
+    among them) stay readable by path, and the report says so.
 ``none``
     No isolation (``--no-sandbox``): the grader's own user runs the child.
     Only for grading one's own code, or accepting the risk in writing.
