@@ -183,6 +183,34 @@ def test_the_child_holds_no_scratchnet_and_sees_no_instructors_file(isolation, t
     assert "isolation: " in report.gradescope()["output"]
 
 
+def test_the_child_can_write_only_its_own_temporary_folder(isolation, tmp_path, zeros):
+    """Nothing writable outside its temporary folder (bubblewrap's own root and
+    /dev included: a tmpfs there would hold memory without bound)."""
+    folder = _package(tmp_path / "hw", {"softmax": f"""
+        import os, tempfile
+        import numpy as np
+
+        def softmax(x):
+            wrote = []
+            for place in ["/", "/dev", "/dev/shm", "/tmp", "/var/tmp", "/sandbox",
+                          "/submission", os.path.dirname(__file__), {str(ROOT)!r},
+                          {str(tmp_path)!r}]:
+                try:
+                    with open(os.path.join(place, "planted"), "w") as f:
+                        f.write("x")
+                    wrote.append(place)
+                except OSError:
+                    pass
+            own = tempfile.gettempdir()
+            with open(os.path.join(own, "mine"), "w") as f:   # its own: allowed
+                f.write("x")
+            raise RuntimeError(f"WROTE {{sorted(set(wrote) - {{own}})}}")
+        """})
+    _, results = _grade(folder, ["softmax"])
+    assert "WROTE []" in _messages(results["softmax"]), _messages(results["softmax"])
+    assert not (ROOT / "planted").exists() and not (tmp_path / "planted").exists()
+
+
 # --- the key or the library reached: every route of the review --------------------
 
 REACH = {

@@ -23,7 +23,8 @@ Three ways to get there, chosen once per run (:func:`choose`):
 ``bubblewrap``
     Linux with bubblewrap (``bwrap``) and user namespaces: new user, PID,
     mount, network, IPC, UTS and cgroup namespaces, all capabilities
-    dropped, ``--die-with-parent``, ``--new-session``, an empty environment.
+    dropped, ``--die-with-parent``, ``--new-session``, an empty environment;
+    nothing writable but a 64 MiB ``/tmp``.
     As root, bwrap itself runs as a dedicated unprivileged uid.
 ``dedicated uid``
     Root where bubblewrap cannot run (a container without user namespaces, as
@@ -537,8 +538,9 @@ class Sandbox:
             args += ["--ro-bind", str(d), f"/sandbox/site/{d.name}"]
         args += ["--ro-bind", str(self.grader), "/sandbox/grader",
                  "--ro-bind", str(self.package), "/submission",
-                 "--proc", "/proc", "--dev", "/dev",
-                 "--size", str(64 * 2**20), "--tmpfs", "/tmp", "--chdir", "/tmp",
+                 "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
+                 "--size", str(64 * 2**20), "--tmpfs", "/tmp", "--remount-ro", "/",
+                 "--chdir", "/tmp",
                  "--", self.python, "-I", "-S", "-B", "/sandbox/grader/shim.py",
                  "/sandbox/site"]
         return args
