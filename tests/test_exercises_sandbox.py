@@ -558,6 +558,37 @@ def test_a_train_step_that_swaps_the_models_forward_scores_nothing(isolation,
     assert results["train_step"]["points"] <= zeros["train_step"]
 
 
+def test_trained_weights_written_in_by_a_wrong_backward_do_not_pass_for_training(
+        isolation, tmp_path, zeros):
+    """A network trained elsewhere, its weights pasted into the submission, put in
+    place by a backward that returns zero gradients: the KL would pass, but the
+    first step is not the one the gradients give."""
+    import numpy as np
+
+    from scratchnet import tasks
+    from scratchnet.mlp import TwoLayerMLP
+    from scratchnet.optim import SGD
+    from scratchnet.train import train_step
+
+    net, task, rng = TwoLayerMLP(1, 16, 2, rng=0), tasks.unequal_variance(), \
+        np.random.default_rng(7)
+    opt = SGD(net.params, lr=0.3)
+    for _ in range(2000):
+        train_step(net, opt, *task.sample(64, rng))
+    weights = {k: v.tolist() for k, v in net.params.items()}
+    hw = write(tmp_path / "hw", {"mlp": [(
+        "        x, z, h = self.saved\n",
+        f"        for k, v in {weights!r}.items():\n"
+        "            self.params[k][...] = np.array(v)\n"
+        "        return {k: np.zeros_like(v) for k, v in self.params.items()}\n")]})
+    _, results = _grade(hw, ["TwoLayerMLP.backward"])
+    checks = {c["name"]: c for c in results["TwoLayerMLP.backward"]["checks"]}
+    assert checks["trains to the posterior"]["status"] == "fail", checks
+    assert "the first of 2000 training steps" in checks["trains to the posterior"][
+        "message"]
+    assert results["TwoLayerMLP.backward"]["points"] == 0
+
+
 # --- refused without a sandbox -----------------------------------------------------
 
 def test_a_normal_user_without_a_sandbox_is_refused_with_the_options(monkeypatch):

@@ -89,9 +89,31 @@ def train_to_posterior(s: Any = None, model: Any = None, step: Any = None,
     _set_params(s, model, TwoLayerMLP(1, 16, 2, rng=seed))   # the chapter's start
     optimizer = s.new(s.params_of(model), lr=0.3, library="optim.SGD")
     step = step or s.function("train.train_step", library=True)
-    _run(step, [[model, optimizer, *task.sample(64, rng)] for _ in range(TRAIN_STEPS)])
+    batches = [task.sample(64, rng) for _ in range(TRAIN_STEPS)]
+    _run(step, [[model, optimizer, *batches[0]]])
+    _first_step_checked(s, model, seed, batches[0])
+    _run(step, [[model, optimizer, *batch] for batch in batches[1:]])
     trained = _trained(s, model, TwoLayerMLP(1, 16, 2, rng=seed))
     return float(task.expected_kl(lambda x: softmax(trained.forward(x))))
+
+
+def _first_step_checked(s: Any, model: Any, seed: int, batch: tuple) -> None:
+    """The parameters after the first step must be the chapter's after its first step.
+
+    So the KL judges training by the gradients: parameters written in by hand
+    (a network trained elsewhere, put in place by ``backward`` or
+    ``train_step``) fail here, whatever the KL they reach.
+    """
+    ref = TwoLayerMLP(1, 16, 2, rng=seed)
+    train_step(ref, SGD(ref.params, lr=0.3), *batch)
+    got = _trained(s, model, TwoLayerMLP(1, 16, 2, rng=seed))
+    for name, want in ref.params.items():
+        if not np.allclose(got.params[name], want, rtol=1e-4, atol=1e-7):
+            raise Failed(f"after the first of {TRAIN_STEPS} training steps from the "
+                         f"chapter's initial parameters, params[{name!r}] is "
+                         f"{show(got.params[name])}; the chapter's step gives "
+                         f"{show(want)}", "training is judged from the gradients: "
+                         "each step must be the one the gradients give")
 
 
 def _set_params(s: Any, model: Any, ref: TwoLayerMLP) -> None:
