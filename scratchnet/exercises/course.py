@@ -47,10 +47,17 @@ SETUP_SH = """\
 # Gradescope runs this once, from the autograder's folder (/autograder/source),
 # to build the image: it installs the scratchnet the assignment was made with,
 # from the wheel beside it (its dependencies, NumPy and Matplotlib, come from
-# the package index; nothing else is downloaded).
+# the package index), and bubblewrap, the sandbox the submissions run in, where
+# the image has apt-get (without it they run as a dedicated uid).
 set -euo pipefail
 cd "$(dirname "$0")"
 python3 -m pip install --no-cache-dir ./{wheel}
+if ! command -v bwrap >/dev/null && command -v apt-get >/dev/null \\
+        && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq \\
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) \\
+        >/dev/null || echo "no bubblewrap: submissions will run as a dedicated uid" >&2
+fi
 """
 
 RUN_AUTOGRADER = """\
