@@ -103,8 +103,9 @@ class SandboxRefused(ValueError):
 def stage(upload: Any, into: Any) -> Path:
     """A copy of an upload: plain files and folders only, each file size-bounded.
 
-    Links, FIFOs, devices and sockets are left out (a link to ``/dev/zero``
-    or to another student's folder is never followed), as are caches; a file
+    Links inside it, FIFOs, devices and sockets are left out (a link to
+    ``/dev/zero`` or to another student's folder is never followed), as are
+    caches (the upload itself, named by who grades, may be a link); a file
     larger than :data:`MAX_FILE_BYTES` is cut to that size.  Everything the
     grader reads of a submission, it reads from this copy.
 
@@ -132,6 +133,7 @@ def stage(upload: Any, into: Any) -> Path:
     upload, into = Path(upload), Path(into)
     into.mkdir(parents=True, exist_ok=True)
     target = into / (upload.name or "submission")
+    upload = upload.resolve()   # the upload itself is named by who grades: followed
     count = [0]
 
     def copy(src: Path, dst: Path) -> None:
