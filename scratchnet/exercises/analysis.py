@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
-from .shim import chunks
+from .definitions import chunks
 
 __all__ = ["NUMERICAL", "chunks", "find_package", "handout_names", "read_exercise"]
 

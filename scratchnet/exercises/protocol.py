@@ -87,8 +87,7 @@ from typing import Any, Callable, Tuple
 
 import numpy as np
 
-from .probes import expect_close, show
-from .shim import (
+from .frames import (
     MAX_FRAME_BYTES,
     Described,
     Handle,
@@ -98,6 +97,7 @@ from .shim import (
     unpack,
     write_frame,
 )
+from .probes import expect_close, show
 
 __all__ = ["FORMAT", "MAX_FRAME_BYTES", "Check", "Described", "Handle",
            "ProtocolError", "library_object", "pack", "read_frame", "unpack",

@@ -20,9 +20,9 @@ from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
+from .frames import ProtocolError, pack, read_frame, unpack, write_frame
 from .probes import Failed, show
 from .sandbox import Sandbox
-from .shim import ProtocolError, pack, read_frame, unpack, write_frame
 
 __all__ = ["Child", "ChildLost", "Remote", "StudentRaised", "where"]
 

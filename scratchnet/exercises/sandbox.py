@@ -49,40 +49,39 @@ fall-back.
 
 from __future__ import annotations
 
-import ctypes
 import functools
-import glob
 import os
-import pwd
 import shutil
 import signal
-import site
-import stat
 import subprocess
 import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-import numpy
+from .confine import LANDLOCK, dedicated_uid, kill_uid, landlock, processes_of, stage
+from .runtime import (
+    allowed_dirs,
+    hidden_paths,
+    numpy_dirs,
+    numpy_for_others,
+    python_for_others,
+    system_paths,
+    this_python,
+)
 
 try:
     import resource
 except ImportError:   # not POSIX: no sandbox runs there (see choose)
     resource = None
 
-__all__ = ["KINDS", "LANDLOCK", "Sandbox", "SandboxRefused", "choose", "dedicated_uid",
-           "describe", "hidden_paths", "kill_uid", "landlock", "probe", "stage"]
+__all__ = ["KINDS", "SHIM_FILES", "Sandbox", "SandboxRefused", "choose", "describe",
+           "probe"]
 
 #: The ways to isolate the child, as the report names them.
 KINDS = ("bubblewrap", "dedicated uid", "none")
-#: The largest file of a submission that is copied (a module is a few kB).
-MAX_FILE_BYTES = 4 * 2**20
-MAX_FILES = 1000
-_SHIM = Path(__file__).with_name("shim.py")
-_GIVEN = Path(__file__).with_name("given.py")
-_UID_BASE = 0x5C000000    # dedicated uids: this plus a grading process's pid
+#: The files of the grader the child runs: the shim, what it imports, the base classes.
+SHIM_FILES = ("shim.py", "frames.py", "definitions.py", "given.py")
 
 
 class SandboxRefused(ValueError):
@@ -100,344 +99,9 @@ class SandboxRefused(ValueError):
     """
 
 
-def stage(upload: Any, into: Any) -> Path:
-    """A copy of an upload: plain files and folders only, each file size-bounded.
-
-    Links inside it, FIFOs, devices and sockets are left out (a link to
-    ``/dev/zero`` or to another student's folder is never followed), as are
-    caches (the upload itself, named by who grades, may be a link); a file
-    larger than :data:`MAX_FILE_BYTES` is cut to that size.  Everything the
-    grader reads of a submission, it reads from this copy.
-
-    Parameters
-    ----------
-    upload : str or Path
-        A file or a folder.
-    into : str or Path
-        An empty folder for the copy; the copy is ``into / upload.name``.
-
-    Returns
-    -------
-    Path
-
-    Examples
-    --------
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "hw").mkdir()
-    ...     _ = Path(tmp, "hw", "a.py").write_text("x = 1")
-    ...     os.symlink("/dev/zero", Path(tmp, "hw", "b.py"))
-    ...     copy = stage(Path(tmp, "hw"), Path(tmp, "out"))
-    ...     sorted(p.name for p in copy.iterdir())
-    ['a.py']
-    """
-    upload, into = Path(upload), Path(into)
-    into.mkdir(parents=True, exist_ok=True)
-    target = into / (upload.name or "submission")
-    upload = upload.resolve()   # the upload itself is named by who grades: followed
-    count = [0]
-
-    def copy(src: Path, dst: Path) -> None:
-        mode = os.lstat(src).st_mode
-        if stat.S_ISDIR(mode):
-            dst.mkdir()
-            for entry in sorted(os.listdir(src)):
-                if entry not in ("__pycache__", ".git"):
-                    copy(src / entry, dst / entry)
-        elif stat.S_ISREG(mode) and count[0] < MAX_FILES:
-            count[0] += 1
-            fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            with os.fdopen(fd, "rb") as f:
-                dst.write_bytes(f.read(MAX_FILE_BYTES))
-
-    copy(upload, target)
-    return target
-
-
 @functools.lru_cache(maxsize=1)
 def _bwrap() -> str:
     return shutil.which("bwrap") or ""
-
-
-def _numpy_dirs() -> List[Path]:
-    """NumPy's package folder and, where its wheel has one, ``numpy.libs``."""
-    home = Path(numpy.__file__).resolve().parent
-    libs = home.with_name("numpy.libs")
-    return [home, *([libs] if libs.is_dir() else [])]
-
-
-def _allowed_dirs(allow: Sequence[str]) -> List[Path]:
-    """The package folders (and their ``.libs``) of modules an assignment allows."""
-    import importlib.util
-
-    found = []
-    for name in dict.fromkeys(a.split(".")[0] for a in allow):
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            continue
-        if spec is None or not spec.submodule_search_locations or name == "numpy":
-            continue
-        home = Path(next(iter(spec.submodule_search_locations))).resolve()
-        libs = home.with_name(f"{name}.libs")
-        found += [home, *([libs] if libs.is_dir() else [])]
-    return found
-
-
-def _hidden() -> List[str]:
-    """Folders of Python packages under what the sandbox binds: mounted empty there."""
-    found = {*site.getsitepackages(), sysconfig.get_paths()["purelib"],
-             sysconfig.get_paths()["platlib"],
-             *glob.glob("/usr/lib/python3*/*-packages"),
-             *glob.glob("/usr/local/lib/python3*/*-packages"),
-             *glob.glob(os.path.join(sys.base_prefix, "lib", "python3*", "*-packages")),
-             str(Path(__file__).resolve().parents[2])}
-    return sorted(p for p in {os.path.realpath(f) for f in found} if os.path.isdir(p))
-
-
-def _bound() -> List[str]:
-    """What bubblewrap shows read-only: the system's programs and libraries, and
-    this Python's installation (its package folders hidden, see :func:`_hidden`)."""
-    roots = ["/usr", "/etc/ld.so.cache", "/etc/alternatives"]
-    return [r for r in dict.fromkeys(roots) if os.path.exists(r)]
-
-
-def _python() -> str:
-    return os.path.realpath(sys.executable)
-
-
-def _readable(path: str) -> bool:
-    """Whether any user may reach ``path`` and read it (mode bits, all the way down)."""
-    path = os.path.realpath(path)
-    parts = Path(path).parents
-    try:
-        return all(os.stat(p).st_mode & stat.S_IXOTH for p in parts) and bool(
-            os.stat(path).st_mode & stat.S_IROTH)
-    except OSError:
-        return False
-
-
-def _uid_python() -> str:
-    """A Python the dedicated uid can run: this one, or the system's of this version."""
-    own = _python()
-    if _readable(own) and _readable(os.path.join(sysconfig.get_paths()["stdlib"],
-                                                 "os.py")):
-        return own
-    system = f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"
-    if os.path.exists(system) and _readable(system):
-        return system
-    raise SandboxRefused(f"{own} is not readable by other users, and there is no "
-                         f"{system}")
-
-
-def _shared_numpy() -> List[Path]:
-    """NumPy's folders where the dedicated uid can read them: as they are, or linked.
-
-    A virtual environment in a folder only its owner may enter (``mktemp -d``)
-    hides NumPy from other users: then a copy (hard links where the file
-    system allows) is made once, owned by root and readable by all, beside
-    the temporary files.
-    """
-    dirs = _numpy_dirs()
-    if all(_readable(str(d / "__init__.py")) or _readable(str(d)) for d in dirs):
-        return dirs
-    home = Path(tempfile.gettempdir()) / (
-        f"scratchnet-numpy-{numpy.__version__}-{os.stat(dirs[0]).st_ino}")
-    if home.is_dir() and os.stat(home).st_uid == os.geteuid():
-        return [home / d.name for d in dirs]
-    building = Path(tempfile.mkdtemp(prefix="scratchnet-numpy-"))
-    for d in dirs:
-        try:
-            shutil.copytree(d, building / d.name, copy_function=os.link)
-        except OSError:   # another file system: copies
-            shutil.rmtree(building / d.name, ignore_errors=True)
-            shutil.copytree(d, building / d.name)
-    for folder, _, _ in os.walk(building):
-        os.chmod(folder, 0o755)
-    try:
-        os.rename(building, home)
-    except OSError:   # another grading process made it first
-        shutil.rmtree(building, ignore_errors=True)
-    return [home / d.name for d in dirs]
-
-
-def dedicated_uid() -> int:
-    """A uid for this grading process's children: no account, no running process.
-
-    Returns
-    -------
-    int
-        ``0x5C000000`` plus this process's pid (unique among running
-        processes, so concurrent grading processes get different uids), or
-        the next one free.
-
-    Examples
-    --------
-    >>> dedicated_uid() > 0x5C000000
-    True
-    """
-    uid = _UID_BASE + os.getpid()
-    while _has_account(uid) or _processes_of(uid):
-        uid += 1 << 22    # above any pid
-    return uid
-
-
-def _has_account(uid: int) -> bool:
-    try:
-        pwd.getpwuid(uid)
-        return True
-    except KeyError:
-        return False
-
-
-def _processes_of(uid: int) -> List[int]:
-    """The live processes of ``uid`` (zombies, already dead, left out)."""
-    found = []
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid != uid:
-                    continue
-                with open(f"/proc/{entry}/stat") as f:
-                    state = f.read().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if state not in ("Z", "X"):
-                found.append(int(entry))
-    return found
-
-
-def kill_uid(uid: int) -> None:
-    """Kill every process of ``uid``: ``kill(-1, SIGKILL)`` as that uid, until none.
-
-    Run by root only (the fork sets its uid).  Then the uid's files in the
-    shared temporary folders are removed.
-
-    Parameters
-    ----------
-    uid : int
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> callable(kill_uid)
-    True
-    """
-    for _ in range(100):
-        if not _processes_of(uid):
-            break
-        pid = os.fork()
-        if pid == 0:   # the fork becomes the uid and signals all it may: its own
-            try:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-                os.kill(-1, signal.SIGKILL)
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
-    for shared in ("/tmp", "/var/tmp", "/dev/shm"):
-        _remove_owned(shared, uid)
-
-
-def _remove_owned(folder: str, uid: int) -> None:
-    try:
-        entries = os.listdir(folder)
-    except OSError:
-        return
-    for name in entries:
-        path = os.path.join(folder, name)
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if info.st_uid == uid:
-            if stat.S_ISDIR(info.st_mode):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
-
-
-_LANDLOCK_READ = (1 << 0) | (1 << 2) | (1 << 3)   # execute, read files, read folders
-_LANDLOCK_FILE = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15)
-
-
-_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") \
-    else None
-if _LIBC is not None:
-    _LIBC.syscall.restype = ctypes.c_long
-
-
-class _Beneath(ctypes.Structure):
-    """``struct landlock_path_beneath_attr`` (packed)."""
-
-    _pack_ = 1
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-#: Landlock's ABI version here (Linux 5.13+), or 0 where the kernel has none.
-LANDLOCK = max(0, int(_LIBC.syscall(444, None, 0, 1))) if _LIBC is not None else 0
-
-
-def landlock(read: Sequence[str], write: Sequence[str]) -> None:
-    """Confine this process and all it starts to ``read`` and ``write`` (Landlock).
-
-    Irreversible: no file outside these folders can be opened, executed or
-    listed; with ABI 4+ no TCP, with ABI 6+ no signal to a process outside.
-    Run in the child, as the dedicated uid, just before it starts Python.
-
-    Parameters
-    ----------
-    read : sequence of str
-        Folders and files that may be read and executed.
-    write : sequence of str
-        Folders where anything may be done.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    OSError
-        The kernel refused a step.
-
-    Examples
-    --------
-    >>> callable(landlock)
-    True
-    """
-    libc = _LIBC
-    handled = (1 << 13) - 1
-    handled |= (1 << 13 if LANDLOCK >= 2 else 0) | (1 << 14 if LANDLOCK >= 3 else 0) \
-        | (1 << 15 if LANDLOCK >= 5 else 0)
-    fields = [handled, 3 if LANDLOCK >= 4 else 0, 3 if LANDLOCK >= 6 else 0]
-    size = 8 * (1 if LANDLOCK < 4 else 2 if LANDLOCK < 6 else 3)
-    attr = (ctypes.c_uint64 * 3)(*fields)
-    ruleset = libc.syscall(444, ctypes.byref(attr), size, 0)
-    if ruleset < 0:
-        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
-
-    for paths, access in ((read, _LANDLOCK_READ), (write, handled)):
-        for path in paths:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            allowed = access if os.path.isdir(path) else access & _LANDLOCK_FILE
-            rule = _Beneath(allowed & handled, fd)
-            done = libc.syscall(445, ruleset, 1, ctypes.byref(rule), 0)
-            os.close(fd)
-            if done < 0:
-                raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
-    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.syscall(446, ruleset, 0) < 0:
-        raise OSError(ctypes.get_errno(), "landlock_restrict_self")
-    os.close(ruleset)
 
 
 class Sandbox:
@@ -480,13 +144,13 @@ class Sandbox:
         self.package = stage(package, self.workdir / "copy")
         self.grader = self.workdir / "grader"
         self.grader.mkdir()
-        for source in (_SHIM, _GIVEN):
-            shutil.copy(source, self.grader / source.name)
+        for name in SHIM_FILES:
+            shutil.copy(Path(__file__).with_name(name), self.grader / name)
         self.site = self.workdir / "site"
         self.site.mkdir()
-        self.numpy = _shared_numpy() if self.uid is not None else _numpy_dirs()
-        self.numpy += _allowed_dirs(allow)
-        self.python = _uid_python() if self.uid is not None else _python()
+        self.numpy = numpy_for_others() if self.uid is not None else numpy_dirs()
+        self.numpy += allowed_dirs(allow)
+        self.python = python_for_others() if self.uid is not None else this_python()
         self.tmp = self.workdir / "tmp"
         self.tmp.mkdir()
         if kind != "bubblewrap":   # NumPy alone on the child's path
@@ -523,12 +187,12 @@ class Sandbox:
                 "--cap-drop", "ALL", "--clearenv"]
         for name, value in self.environment().items():
             args += ["--setenv", name, value]
-        roots = _bound()
+        roots = system_paths()
         if not any(self.python.startswith(r + "/") for r in roots):
             roots.append(os.path.realpath(sys.base_prefix))   # this Python's own
         for root in roots:
             args += ["--ro-bind", root, root]
-        for hidden in _hidden():
+        for hidden in hidden_paths():
             if any(hidden == r or hidden.startswith(r.rstrip("/") + "/")
                    for r in roots):
                 args += ["--tmpfs", hidden]
@@ -595,7 +259,7 @@ class Sandbox:
         python = os.path.realpath(self.python)
         prefix = [] if python.startswith("/usr/") else [
             os.path.realpath(sys.base_prefix)]
-        return [*_bound(), *prefix, *[str(d) for d in self.numpy],
+        return [*system_paths(), *prefix, *[str(d) for d in self.numpy],
                 str(self.package), str(self.grader), str(self.site), "/dev/urandom"]
 
     def limits(self) -> None:
@@ -610,7 +274,7 @@ class Sandbox:
         >>> callable(Sandbox.limits)
         True
         """
-        nproc = 32 if self.uid is not None else len(_processes_of(os.getuid())) + 64
+        nproc = 32 if self.uid is not None else len(processes_of(os.getuid())) + 64
         if self.kind == "dedicated uid" and LANDLOCK:
             landlock(self.readable(), [str(self.tmp), "/dev/null"])
         for kind, value in ((resource.RLIMIT_AS, self.memory_mb * 2**20),
@@ -715,7 +379,7 @@ def probe(kind: str) -> str:
     >>> probe("none")
     ''
     """
-    from .shim import pack, read_frame, unpack, write_frame
+    from .frames import pack, read_frame, unpack, write_frame
 
     work = Path(tempfile.mkdtemp(prefix="scratchnet-probe-"))
     try:
@@ -823,18 +487,3 @@ def describe(kind: str) -> str:
         "none": "isolation: none (--no-sandbox: the submission ran as the grader's "
                 "user)",
     }[kind]
-
-
-def hidden_paths() -> Sequence[str]:
-    """The package folders mounted empty in the bubblewrap sandbox (for tests).
-
-    Returns
-    -------
-    list of str
-
-    Examples
-    --------
-    >>> isinstance(hidden_paths(), list)
-    True
-    """
-    return _hidden()

@@ -2,405 +2,67 @@
 
 This file is run on its own, inside the sandbox
 (:mod:`scratchnet.exercises.sandbox`), as ``python -I -S shim.py SITE``:
-``SITE`` is a folder that holds NumPy and nothing else, and this file imports
-only the standard library and NumPy (a test reads its imports).  It never
-imports scratchnet: the sandbox does not even show it.  It imports the
-submission's modules, and answers the grader's requests on its stdin with
-frames on its stdout (the student's prints go to stderr): call this
-function with these arguments, build this object, read or write this array.
-Every reference value, comparison, hint and point is the grader's, computed
-in its own process; nothing the student's code can do here reaches them.
+``SITE`` is a folder that holds NumPy and nothing else, and this file and the
+ones it loads from beside it (:mod:`~scratchnet.exercises.frames`,
+:mod:`~scratchnet.exercises.definitions`, ``given.py``) import only the
+standard library and NumPy (a test reads their imports).  It never imports
+scratchnet: the sandbox does not even hold it.  It imports the submission's
+modules and answers the grader's requests on its stdin with frames on its
+stdout (the student's prints go to stderr): call this function with these
+arguments, build this object, read or write this array.  Every reference
+value, comparison, hint and point is the grader's, computed in its own
+process; nothing the student's code can do here reaches them.
 
 What the child holds besides the submission is what the grader sent for the
 exercise being graded: the reference source of its dependencies
 (carry-forward), never its own, and the hand-out's base classes
-(``given.py`` beside this file, served as ``scratchnet.mlp`` and
-``scratchnet.optim``).  A frame the student's code writes itself can at most
-be the answer its own function could have given.
-
-The grading process imports the frame codec (:func:`pack`,
-:func:`unpack`, :func:`read_frame`, :func:`write_frame`) and :func:`chunks`
-from here, so both sides speak with one implementation.
+(``given.py``, served as ``scratchnet.mlp`` and ``scratchnet.optim``).  A
+frame the student's code writes itself can at most be the answer its own
+function could have given.
 """
 
 from __future__ import annotations
 import __future__
 
-import ast
 import faulthandler
 import importlib
 import importlib.abc
 import importlib.util
-import io
-import json
 import os
-import re
-import select
 import sys
 import time
 import traceback
 import types
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
 if __name__ == "__main__":   # in the sandbox: NumPy is in the folder named first
     sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "")
 import numpy as np
 
-__all__ = ["MAX_FRAME_BYTES", "MAX_HEADER_BYTES", "Described", "Handle",
-           "ProtocolError", "chunks", "pack", "read_frame", "unpack", "write_frame"]
+__all__ = ["PACKAGE", "main"]
 
-MAX_FRAME_BYTES = 16 * 2**20   # a frame larger than this is refused unread
-MAX_HEADER_BYTES = 2**20       # and a JSON header larger than this
-_MAX_DEPTH = 32
 PACKAGE = "submission"
 
 
-class ProtocolError(ValueError):
-    """A frame that is malformed, too large, or did not come in time.
-
-    Parameters
-    ----------
-    message : str
-        What was wrong with it.
-
-    Examples
-    --------
-    >>> str(ProtocolError("the answer is 70000000 bytes"))
-    'the answer is 70000000 bytes'
-    """
+def _beside(name: str) -> types.ModuleType:
+    """A module of the files beside this one: the package's, or loaded by path
+    where there is no package (in the sandbox)."""
+    if __package__:
+        return importlib.import_module(f"{__package__}.{name}")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-class Handle:
-    """An object the child built and keeps (a network, an optimiser), by number.
+_frames, _definitions = _beside("frames"), _beside("definitions")
+Handle, ProtocolError, MAX_DEPTH = _frames.Handle, _frames.ProtocolError, \
+    _frames.MAX_DEPTH
+pack, unpack = _frames.pack, _frames.unpack
+read_frame, write_frame = _frames.read_frame, _frames.write_frame
+chunks = _definitions.chunks
 
-    Parameters
-    ----------
-    number : int
-        The object's number in the child.
-    attribute : str, optional
-        One of its attributes instead (``"params"``), to be passed as an
-        argument (an optimiser built on a network's parameters).
-
-    Examples
-    --------
-    >>> Handle(3)
-    Handle(number=3, attribute='')
-    """
-
-    def __init__(self, number: int, attribute: str = "") -> None:
-        self.number, self.attribute = int(number), str(attribute)
-
-    def __repr__(self) -> str:
-        return f"Handle(number={self.number}, attribute={self.attribute!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, Handle) and (self.number, self.attribute) == (
-            other.number, other.attribute)
-
-    def __hash__(self) -> int:
-        return hash((self.number, self.attribute))
-
-
-class Described(str):
-    """A value the child could only describe (not an array, number or container).
-
-    Parameters
-    ----------
-    text : str
-        Its type and ``repr``, cut short.
-
-    Examples
-    --------
-    >>> Described("object: <object at 0x1>")
-    'object: <object at 0x1>'
-    """
-
-
-# -- the frame codec ---------------------------------------------------------------
-
-def _tagged(value: Any, arrays: List[bytes], depth: int) -> Any:
-    if depth > _MAX_DEPTH:
-        raise ProtocolError(f"a value nested more than {_MAX_DEPTH} levels deep")
-    if isinstance(value, (np.ndarray, np.generic)):
-        array = np.asarray(value)
-        if array.dtype.hasobject or array.dtype.fields is not None:
-            return {"$object": f"an array of Python objects, shape {array.shape}"}
-        buffer = io.BytesIO()
-        np.save(buffer, array, allow_pickle=False)
-        arrays.append(buffer.getvalue())
-        return {"$array": len(arrays) - 1, "scalar": isinstance(value, np.generic)}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, Handle):
-        return {"$handle": value.number, "attribute": value.attribute}
-    if isinstance(value, tuple):
-        return {"$tuple": [_tagged(v, arrays, depth + 1) for v in value]}
-    if isinstance(value, list):
-        return [_tagged(v, arrays, depth + 1) for v in value]
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"$dict": {k: _tagged(v, arrays, depth + 1) for k, v in value.items()}}
-    try:
-        text = repr(value)[:200]
-    except Exception:   # a __repr__ of the student's that raises
-        text = "?"
-    return {"$object": f"{type(value).__name__[:100]}: {text}"}
-
-
-def pack(value: Any) -> bytes:
-    """A value as a frame's payload: a JSON header, then the arrays as ``.npy``.
-
-    Values are ``None``, booleans, numbers, strings, lists, tuples, dicts
-    with string keys, arrays and :class:`Handle`; anything else is sent as
-    its description (:class:`Described`).
-
-    Parameters
-    ----------
-    value : object
-
-    Returns
-    -------
-    bytes
-
-    Examples
-    --------
-    >>> unpack(pack({"x": np.arange(3), "t": (1, "a")}))
-    {'x': array([0, 1, 2]), 't': (1, 'a')}
-    """
-    arrays: List[bytes] = []
-    header = json.dumps(_tagged(value, arrays, 0)).encode()
-    parts = [len(header).to_bytes(8, "big"), header]
-    for blob in arrays:
-        parts += [len(blob).to_bytes(8, "big"), blob]
-    return b"".join(parts)
-
-
-def _untagged(value: Any, arrays: List[np.ndarray], depth: int) -> Any:
-    if depth > _MAX_DEPTH:
-        raise ProtocolError("a value nested too deep")
-    if isinstance(value, list):
-        return [_untagged(v, arrays, depth + 1) for v in value]
-    if not isinstance(value, dict):
-        return value
-    if "$array" in value:
-        array = arrays[value["$array"]]
-        return array[()] if value.get("scalar") else array
-    if "$tuple" in value:
-        return tuple(_untagged(v, arrays, depth + 1) for v in value["$tuple"])
-    if "$dict" in value:
-        return {str(k): _untagged(v, arrays, depth + 1)
-                for k, v in value["$dict"].items()}
-    if "$handle" in value:
-        return Handle(int(value["$handle"]), str(value.get("attribute", "")))
-    if "$object" in value:
-        return Described(str(value["$object"]))
-    raise ProtocolError(f"an unknown tagged value with keys {sorted(value)[:5]}")
-
-
-def _array(blob: bytes) -> np.ndarray:
-    """One ``.npy`` blob, its header checked against its length before allocating."""
-    buffer = io.BytesIO(blob)
-    version = np.lib.format.read_magic(buffer)
-    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                   (2, 0): np.lib.format.read_array_header_2_0}.get(version)
-    if read_header is None:
-        raise ValueError(f"an array of .npy version {version}")
-    shape, _, dtype = read_header(buffer)
-    if dtype.hasobject or dtype.fields is not None or (dtype.itemsize == 0 and \
-            dtype.kind not in "SUV"):
-        raise ValueError(f"an array of dtype {dtype}")
-    size = int(np.prod(shape, dtype=object)) * dtype.itemsize
-    if size != len(blob) - buffer.tell():
-        raise ValueError(f"an array of shape {shape} in {len(blob)} bytes")
-    return np.lib.format.read_array(io.BytesIO(blob), allow_pickle=False)
-
-
-def unpack(payload: bytes) -> Any:
-    """The value a payload holds; :class:`ProtocolError` if it is malformed.
-
-    Arrays are read with ``allow_pickle=False`` after their header is
-    checked against their length: nothing in a payload runs code, and no
-    array is allocated larger than the bytes that came.
-
-    Parameters
-    ----------
-    payload : bytes
-
-    Returns
-    -------
-    object
-
-    Examples
-    --------
-    >>> [type(v).__name__ for v in unpack(pack([np.float32(1.5), None]))]
-    ['float32', 'NoneType']
-    >>> unpack(b"junk")
-    Traceback (most recent call last):
-    ...
-    scratchnet.exercises.shim.ProtocolError: a malformed frame: ...
-    """
-    try:
-        size = int.from_bytes(payload[:8], "big")
-        if size > MAX_HEADER_BYTES:
-            raise ValueError(f"a header of {size} bytes (at most {MAX_HEADER_BYTES})")
-        header = json.loads(payload[8:8 + size].decode())
-        arrays, at = [], 8 + size
-        while at < len(payload):
-            n = int.from_bytes(payload[at:at + 8], "big")
-            blob = payload[at + 8:at + 8 + n]
-            if len(blob) != n:
-                raise ValueError("an array is cut short")
-            arrays.append(_array(blob))
-            at += 8 + n
-        return _untagged(header, arrays, 0)
-    except ProtocolError:
-        raise
-    except Exception as err:  # anything the other side can send must fail cleanly
-        raise ProtocolError(f"a malformed frame: {type(err).__name__}: "
-                            f"{str(err)[:200]}") from None
-
-
-def write_frame(fd: int, payload: bytes) -> None:
-    """Write one frame (an 8-byte big-endian length, then the payload) to a pipe.
-
-    Parameters
-    ----------
-    fd : int
-    payload : bytes
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> r, w = os.pipe()
-    >>> write_frame(w, b"hi"); read_frame(r, timeout=1.0)
-    b'hi'
-    """
-    data = memoryview(len(payload).to_bytes(8, "big") + payload)
-    while len(data):
-        data = data[os.write(fd, data):]
-
-
-def read_frame(fd: int, *, timeout: float | None = None,
-               limit: int = MAX_FRAME_BYTES) -> bytes:
-    """Read one frame within ``timeout`` seconds; its size is checked before it is read.
-
-    Parameters
-    ----------
-    fd : int
-    timeout : float, optional
-        Seconds for the whole frame (None: wait).
-    limit : int
-        The largest payload accepted: a larger length is refused unread.
-
-    Returns
-    -------
-    bytes
-        The payload.
-
-    Raises
-    ------
-    ProtocolError
-        Too large, late, or the pipe closed before the frame ended.
-
-    Examples
-    --------
-    >>> r, w = os.pipe()
-    >>> os.write(w, (10**9).to_bytes(8, "big"))
-    8
-    >>> read_frame(r, timeout=1.0, limit=100)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    scratchnet.exercises.shim.ProtocolError: a frame of 1000000000 bytes; ...
-    """
-    deadline = None if timeout is None else time.monotonic() + timeout
-
-    def exactly(n: int) -> bytes:
-        chunks, got = [], 0
-        while got < n:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not select.select([fd], [], [], wait)[0]:
-                raise ProtocolError(f"no answer within {timeout:g} s")
-            chunk = os.read(fd, min(n - got, 2**20))
-            if not chunk:
-                raise ProtocolError("the pipe closed (the child exited or died)")
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
-
-    size = int.from_bytes(exactly(8), "big")
-    if size > limit:
-        raise ProtocolError(f"a frame of {size} bytes; at most {limit} are read")
-    return exactly(size)
-
-
-# -- a module, definition by definition --------------------------------------------
-
-_START = re.compile(r"^(?![\s#)\]}]|else\b|elif\b|except\b|finally\b)")
-_NAMED = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)|^(\w+)\s*(?::[^=]*)?=")
-
-
-def chunks(text: str) -> List[Tuple[int, str, List[str]]]:
-    """A module's top-level statements, each with its decorators, as separate sources.
-
-    Parameters
-    ----------
-    text : str
-        The module's source; it need not parse.
-
-    Returns
-    -------
-    list of (int, str, list of str)
-        The first line (1-based), the source, and the names it defines
-        (a ``def`` or ``class`` name, or an assignment's target).
-
-    Examples
-    --------
-    >>> text = ("import numpy as np\\n\\ndef f(x)\\n    return x\\n\\n"
-    ...         "@d\\ndef g():\\n    pass\\n")
-    >>> [(line, names) for line, _, names in chunks(text)]
-    [(1, []), (3, ['f']), (6, ['g'])]
-    >>> [source for _, source, _ in chunks("from .softmax import a, b\\n")]
-    ['from .softmax import a\\n', 'from .softmax import b\\n']
-    """
-    lines = text.splitlines()
-    found: List[List[Any]] = []
-    decorated = False
-    for i, line in enumerate(lines, 1):
-        if not line.strip() or not _START.match(line):
-            if found:
-                found[-1][1].append(line)
-            continue
-        if decorated:
-            found[-1][1].append(line)
-        else:
-            found.append([i, [line]])
-        decorated = line.startswith("@")
-    out = []
-    for first, body in found:
-        names = [m.group(1) or m.group(2) for m in map(_NAMED.match, body[:8]) if m]
-        named = [n for n in names if n][:1]
-        source = "\n".join(body).rstrip() + "\n"
-        out += [(first, one, named) for one in _one_name_each(source)]
-    return out
-
-
-def _one_name_each(source: str) -> List[str]:
-    """An import of several names as one import per name (one missing costs only it)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return [source]
-    node = tree.body[0] if len(tree.body) == 1 else None
-    if not isinstance(node, (ast.Import, ast.ImportFrom)) or len(node.names) < 2:
-        return [source]
-    return [ast.unparse(type(node)(**{**dict(ast.iter_fields(node)),
-                                      "names": [alias]})) + "\n"
-            for alias in node.names]
-
-
-# -- the child ---------------------------------------------------------------------
 
 class _Given(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves ``scratchnet``, ``scratchnet.mlp``, ``scratchnet.optim`` and
@@ -554,7 +216,7 @@ class _Session:
         for number, obj in self.handles.items():
             if value is obj:
                 return Handle(number)
-        if depth > _MAX_DEPTH:
+        if depth > MAX_DEPTH:
             return value
         if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
             return type(value)(self.handed_back(v, depth + 1) for v in value)
@@ -620,7 +282,7 @@ class _Session:
 
 
 def _given() -> types.ModuleType:
-    """``given.py``, beside this file: the hand-out's base classes in plain NumPy."""
+    """``given.py``, beside this file, fresh: the hand-out's base classes."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "given.py")
     spec = importlib.util.spec_from_file_location("given", path)
     module = importlib.util.module_from_spec(spec)
