@@ -108,6 +108,7 @@ CHAPTERS = [
     "exercises.checking",
     "exercises.report",
     "exercises.assignment",
+    "exercises.grading",
     "exercises.grader",
     "exercises.course",
     "exercises.assertions",

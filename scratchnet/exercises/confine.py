@@ -170,14 +170,14 @@ def kill_uid(uid: int) -> None:
         if not processes_of(uid):
             break
         pid = os.fork()
-        if pid == 0:   # the fork becomes the uid and signals all it may: its own
-            try:
+        if pid == 0:   # the fork becomes the uid and signals all it may: its own,
+            try:       # itself included; it never returns into the grader's code
                 os.setgroups([])
                 os.setgid(uid)
                 os.setuid(uid)
                 os.kill(-1, signal.SIGKILL)
             finally:
-                os._exit(0)
+                os.kill(os.getpid(), signal.SIGKILL)
         os.waitpid(pid, 0)
     for shared in ("/tmp", "/var/tmp", "/dev/shm"):
         _remove_owned(shared, uid)

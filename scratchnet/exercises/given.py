@@ -18,7 +18,7 @@ chapter's own initial values into every network it checks.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping
+from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
 
@@ -36,12 +36,41 @@ def _reference(name: str) -> Any:
 
 
 def assert_passes(*args: Any, **kwargs: Any) -> None:
-    """A hand-out's check cell, imported with its module: nothing here (the
-    grader runs the checks, in its own process)."""
+    """A notebook's check cell, imported with its module: nothing, in the sandbox.
+
+    The grader runs the checks, in its own process.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Whatever the cell passes.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> assert_passes("softmax", None)
+    """
 
 
 def assert_examples(*args: Any, **kwargs: Any) -> None:
-    """As :func:`assert_passes`: nothing here."""
+    """As :func:`assert_passes`: nothing, in the sandbox.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Whatever the cell passes.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> assert_examples(None)
+    """
 
 
 class TwoLayerMLP:
@@ -75,8 +104,13 @@ class TwoLayerMLP:
         self._cache: Any = None
         self._logits_shape: Any = None
 
-    def loss_and_grads(self, x: Any, targets: Any, **_: Any):
+    def loss_and_grads(self, x: Any, targets: Any, **_: Any
+                       ) -> Tuple[float, Dict[str, np.ndarray]]:
         """The mean cross-entropy of a batch and its gradients: forward, loss, backward.
+
+        ``forward`` and ``backward`` are the subclass's (or carried references);
+        the loss and its gradient are the carried ``cross_entropy`` and
+        ``cross_entropy_grad``.
 
         Parameters
         ----------
@@ -86,6 +120,13 @@ class TwoLayerMLP:
         Returns
         -------
         (float, dict)
+
+        Examples
+        --------
+        >>> TwoLayerMLP(1, 2, 2).loss_and_grads(np.zeros(1), np.zeros(1, int))
+        Traceback (most recent call last):
+        ...
+        AttributeError: 'TwoLayerMLP' object has no attribute 'forward'
         """
         logits = self.forward(x)
         value = _reference("cross_entropy")(logits, targets)
@@ -122,6 +163,11 @@ class Optimizer:
         Returns
         -------
         dict
+
+        Examples
+        --------
+        >>> Optimizer({"w": np.zeros(1)}, lr=1.0).init_state(np.zeros(1))
+        {}
         """
         return {}
 
@@ -133,6 +179,17 @@ class Optimizer:
         ----------
         param, grad : ndarray
         state : dict
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> Optimizer({"w": np.zeros(1)}, lr=1.0).update(np.zeros(1), np.ones(1), {})
+        Traceback (most recent call last):
+        ...
+        NotImplementedError: Optimizer.update is not given here
         """
         raise NotImplementedError(f"{type(self).__name__}.update is not given here")
 
@@ -142,6 +199,17 @@ class Optimizer:
         Parameters
         ----------
         grads : dict of str to ndarray
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> opt = Optimizer({"w": np.zeros(1)}, lr=1.0)
+        >>> opt.update = lambda param, grad, state: None
+        >>> opt.step({"w": np.ones(1)}); opt.steps
+        1
         """
         self.steps += 1
         for name in self.params:
@@ -202,5 +270,10 @@ class Adam(Optimizer):
         Returns
         -------
         dict
+
+        Examples
+        --------
+        >>> Adam({"w": np.zeros(2)}).init_state(np.zeros(2))["exp_avg"]
+        array([0., 0.])
         """
         return {"exp_avg": np.zeros_like(param), "exp_avg_sq": np.zeros_like(param)}

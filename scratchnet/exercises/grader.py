@@ -32,15 +32,12 @@ from typing import Any, Dict, List, Sequence
 
 from .analysis import find_package, handout_names, read_exercise
 from .assignment import read_assignment
-from .carried import carried
 from .catalogue import CATALOGUE, Exercise, select
-from .checking import checks_of, run_checks, scored
-from .checks_models import CHECKS_USE
-from .own import child_homes, load_own
-from .remote import Child, ChildLost, where
+from .checking import scored
+from .grading import Children, grade_exercise
+from .own import load_own
 from .report import Report
 from .sandbox import Sandbox, SandboxRefused, choose, describe, stage
-from .sides import Objects
 
 __all__ = ["Report", "UsageError", "check", "exercises_in", "grade", "main"]
 
@@ -135,65 +132,6 @@ def exercises_in(directory: Any) -> List[Exercise]:
     return found
 
 
-class _Children:
-    """The children of one exercise: one at a time, a new one after one is lost."""
-
-    def __init__(self, ex: Exercise, box: Sandbox, job: Dict[str, Any],
-                 modules: Dict[str, bool], dead: Dict[str, str]) -> None:
-        self.ex, self.box, self.job, self.modules = ex, box, job, modules
-        self.dead = dead   # module -> why a child died importing it (shared)
-        self.homes = child_homes(job["exercises"])
-        self.references = carried(ex, CHECKS_USE.get(ex.id, ()))
-        self.current: Child | None = None
-        self.broken: Dict[str, Dict[str, Any]] = {}
-
-    def get(self) -> Child:
-        """The current child, started and the submission's modules loaded if needed
-        (those built definition by definition first: the others import them)."""
-        while self.current is None:
-            child = Child(self.box, self.homes, self.references,
-                          limit=self.job["limit"])
-            try:
-                for module, by_function in self.modules.items():
-                    if module in self.dead:
-                        continue
-                    at = module
-                    answer = child.request({"op": "load", "module": module,
-                                            "by_function": by_function},
-                                           timeout=self.job["limit"] + 2.0)
-                    if module == self.ex.chapter:
-                        self.broken = (answer.get("value") or {}).get("broken", {})
-                self.current = child
-            except ChildLost as err:   # importing it ends the child: left out
-                self.dead[at] = str(err)
-        return self.current
-
-    def run(self, names: Sequence[str], replace: Sequence[str]
-            ) -> List[Dict[str, Any]]:
-        """The checks, one at a time: a lost child costs the check it was in,
-        a time-out the exercise's remaining checks."""
-        out: List[Dict[str, Any]] = []
-        for i, name in enumerate(names):
-            try:
-                out += run_checks(self.ex, Objects(self.get(), self.ex.id, replace),
-                                  only=[name])
-            except ChildLost as err:
-                self.current = None
-                out.append({"name": name, "status": "error", "hint": "",
-                            "message": str(err), "location": err.location})
-                if err.timed_out:
-                    out += [{"name": rest, "status": "error", "hint": "",
-                             "message": f"not run: the check {name!r} ran past the "
-                                        f"time limit"} for rest in names[i + 1:]]
-                    break
-        return out
-
-    def stop(self) -> None:
-        if self.current is not None:
-            self.current.stop()
-            self.current = None
-
-
 def _not_dumpable() -> None:
     """No process of the same user may ptrace this one or read its memory (Linux)."""
     if sys.platform.startswith("linux"):
@@ -245,8 +183,8 @@ def grade(job: Dict[str, Any]) -> Report:
         done: Dict[str, Dict[str, Any]] = {}
         failed: set = set()
         for ex in exercises:
-            done[ex.id] = _grade_one(ex, findings[ex.id], failed,
-                                     _Children(ex, box, job, modules, dead))
+            done[ex.id] = grade_exercise(ex, findings[ex.id], failed,
+                                     Children(ex, box, job, modules, dead))
             if done[ex.id]["status"] != "graded" or any(
                     c["status"] in ("fail", "error") for c in done[ex.id]["checks"]):
                 failed.add(ex.id)
@@ -255,44 +193,6 @@ def grade(job: Dict[str, Any]) -> Report:
     return Report([scored(done[ex.id], ex, entries[ex.id]) for ex in exercises],
                   time.perf_counter() - start, job.get("mode", "assignment"),
                   [describe(job["isolation"])], job["isolation"])
-
-
-def _grade_one(ex: Exercise, finding: Dict[str, Any], failed: set,
-               children: _Children) -> Dict[str, Any]:
-    result = {"id": ex.id, "status": "graded", "checks": [],
-              "copied": finding["copied"]}
-    if finding["status"] != "ok":
-        return {**result, "status": finding["status"], "message": finding["message"]}
-    try:
-        try:
-            children.get()
-        except ChildLost as err:
-            return {**result, "status": "error",
-                    "message": f"starting the sandbox: {err}"}
-        if ex.chapter in children.dead:
-            return {**result, "status": "error", "message": f"importing "
-                    f"{ex.chapter}.py: {children.dead[ex.chapter]}"}
-        own = children.broken.get(ex.id.split(".")[0])
-        if own:
-            return {**result, "status": "error", "message": f"{ex.chapter}.py: "
-                    f"{own['type']}: {own['message']}{where(own.get('location'))}"}
-        checks = children.run([c.name for c in checks_of(ex.id)], [])
-        if any(c["status"] == "todo" for c in checks):
-            return {**result, "status": "todo"}
-        wrong = [c["name"] for c in checks if c["status"] != "pass"
-                 and not c["message"].startswith("not run:")]
-        suspects = [use for use in ex.uses if use in failed
-                    and use in children.references]
-        if wrong and suspects:
-            again = {c["name"]: c for c in children.run(wrong, suspects)}
-            for c in checks:
-                if again.get(c["name"], {}).get("status") == "pass":
-                    c.update(status="carried", message="", credit=1.0, hint=(
-                        f"passes with the reference {' and '.join(suspects)} in place "
-                        f"of yours: fix {' and '.join(suspects)} (graded there)"))
-        return {**result, "checks": checks}
-    finally:
-        children.stop()
 
 
 def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),

@@ -56,12 +56,7 @@ def _beside(name: str) -> types.ModuleType:
     return module
 
 
-_frames, _definitions = _beside("frames"), _beside("definitions")
-Handle, ProtocolError, MAX_DEPTH = _frames.Handle, _frames.ProtocolError, \
-    _frames.MAX_DEPTH
-pack, unpack = _frames.pack, _frames.unpack
-read_frame, write_frame = _frames.read_frame, _frames.write_frame
-chunks = _definitions.chunks
+frames, definitions = _beside("frames"), _beside("definitions")
 
 
 class _Given(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -163,7 +158,7 @@ class _Session:
                 text = f.read(2**20)
         except OSError:
             text = ""
-        for line, source, names in chunks(text):
+        for line, source, names in definitions.chunks(text):
             try:
                 exec(compile("\n" * (line - 1) + source, path, "exec"), module.__dict__)
             except BaseException as err:  # the student's definition may raise anything
@@ -202,7 +197,7 @@ class _Session:
         return undo
 
     def resolve(self, value: Any) -> Any:
-        if isinstance(value, Handle):
+        if isinstance(value, frames.Handle):
             obj = self.handles[value.number]
             return getattr(obj, value.attribute) if value.attribute else obj
         if isinstance(value, (list, tuple)):
@@ -215,8 +210,8 @@ class _Session:
         """Objects the grader passed in go back as their handles."""
         for number, obj in self.handles.items():
             if value is obj:
-                return Handle(number)
-        if depth > MAX_DEPTH:
+                return frames.Handle(number)
+        if depth > frames.MAX_DEPTH:
             return value
         if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
             return type(value)(self.handed_back(v, depth + 1) for v in value)
@@ -256,7 +251,7 @@ class _Session:
             seconds = time.perf_counter() - start
             if "new" in request["target"]:
                 self.handles[len(self.handles)] = value
-                value = Handle(len(self.handles) - 1)
+                value = frames.Handle(len(self.handles) - 1)
             return {"value": self.handed_back(value), "args": self.handed_back(args),
                     "kwargs": self.handed_back(kwargs), "seconds": seconds}
         finally:
@@ -321,8 +316,8 @@ def main(argv: List[str]) -> int:
            "get": session.get, "assign": session.assign}
     while True:
         try:
-            request = unpack(read_frame(requests))
-        except ProtocolError:   # the grader closed the pipe: grading is over
+            request = frames.unpack(frames.read_frame(requests))
+        except frames.ProtocolError:   # the grader closed the pipe: grading is over
             return 0
         try:
             result = ops[request["op"]](request)
@@ -331,10 +326,10 @@ def main(argv: List[str]) -> int:
         except BaseException as err:  # the student's code may raise anything
             answer = {"ok": False, "error": _error(err, session.root)}
         try:
-            payload = pack(answer)
+            payload = frames.pack(answer)
         except Exception as err:  # an answer that cannot be sent
-            payload = pack({"ok": False, "error": _error(err, session.root)})
-        write_frame(answers, payload)
+            payload = frames.pack({"ok": False, "error": _error(err, session.root)})
+        frames.write_frame(answers, payload)
 
 
 if __name__ == "__main__":
