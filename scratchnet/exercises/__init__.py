@@ -23,9 +23,13 @@ student's own pytest file.  The same from the command line:
 ``protocol``       the contracts: the assignment file, the requests and
                    answers between grader and child, a check as data
 ``diagnoses``      hints only where the mistake, recomputed, is the output
+``frames``         the codec between grader and child: bounded, no pickle
+``definitions``    a module cut into its top-level definitions
 ``shim``           the child: imports the submission, answers; NumPy and
                    the standard library only
 ``given``          the hand-out's base classes in the sandbox, no exercise
+``runtime``        the child's Python and NumPy, what a sandbox shows
+``confine``        a plain-file copy, a uid of its own, Landlock
 ``sandbox``        bubblewrap, a dedicated uid, or none: what the child
                    sees, its hard limits, its end
 ``carried``        the reference source of an exercise's dependencies
@@ -53,7 +57,8 @@ student's own pytest file.  The same from the command line:
 ``checking``       one exercise's checks, run: pass, fail, todo, error
 ``report``         the report and Gradescope's JSON
 ``assignment``     the instructor's assignment file: write, read, check
-``grader``         the grading process: verdicts, carry-forward, points
+``grading``        one exercise graded: its children, checks, carry-forward
+``grader``         the grading process: verdicts, points, the report
 ``course``         any upload graded by an assignment, a class to CSV,
                    Gradescope's autograder zip
 ``assertions``     one check in a student's pytest file
