@@ -160,26 +160,45 @@ def test_the_child_holds_no_scratchnet_and_sees_no_instructors_file(isolation, t
             except OSError:
                 return False
 
+        def _fds():
+            links = []
+            try:
+                listed = os.listdir("/proc/self/fd")
+            except OSError:   # Landlock: /proc is not there to read
+                listed = []
+            for fd in listed:
+                try:
+                    links.append(os.readlink("/proc/self/fd/" + fd))
+                except OSError:   # the listing's own descriptor, closed
+                    pass
+            return links
+
         def softmax(x):
             seen = {{
-                "modules": sorted((n, str(getattr(m, "__file__", None)))
-                                  for n, m in sys.modules.items()
-                                  if n.split(".")[0] == "scratchnet"),
+                "modules": sorted(n for n, m in sys.modules.items()   # but stand-ins
+                                  if n.split(".")[0] == "scratchnet"
+                                  and getattr(m, "__file__", "") != "<given>"),
                 "key": _readable({str(KEY)!r}),
                 "root": _readable({str(ROOT)!r}),
                 "assignment": _readable({str(tmp_path / 'hw-assignment.json')!r}),
                 "environ": sorted(os.environ),
+                "fds": len(_fds()),
+                "files": sorted(p for p in _fds() if not p.startswith(
+                    ("pipe:", "/dev/null")) and not p.endswith(".log")),
             }}
             raise RuntimeError("SEEN" + json.dumps(seen) + "END")
         """})
     report, results = _grade(folder, ["softmax"])
     text = _messages(results["softmax"])
+    assert "END" in text, text
     seen = json.loads(text.split("SEEN", 1)[1].split("END", 1)[0])
-    assert all(file == "<given>" for _, file in seen["modules"]), seen["modules"]
+    assert seen["modules"] == [], seen["modules"]
     assert not seen["key"] and not seen["root"] and not seen["assignment"], seen
     assert set(seen["environ"]) <= {"PATH", "HOME", "TMPDIR", "LANG", "OMP_NUM_THREADS",
                                     "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PWD",
                                     "LC_CTYPE"}, seen["environ"]
+    # its pipes, /dev/null, its own log: no file of the grader's open
+    assert seen["fds"] <= 8 and all("/proc/" in f for f in seen["files"]), seen
     assert report.isolation == {"uid": "dedicated uid"}.get(isolation, isolation)
     assert "isolation: " in report.gradescope()["output"]
 
