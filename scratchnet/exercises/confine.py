@@ -28,7 +28,7 @@ __all__ = ["LANDLOCK", "MAX_FILES", "MAX_FILE_BYTES", "dedicated_uid", "kill_uid
 
 #: The largest file of a submission that is copied (a module is a few kB).
 MAX_FILE_BYTES = 4 * 2**20
-MAX_FILES = 1000
+MAX_FILES = 1000          # files and folders, at most 8 folders deep
 _UID_BASE = 0x5C000000    # dedicated uids: this plus a grading process's pid
 
 
@@ -38,7 +38,8 @@ def stage(upload: Any, into: Any) -> Path:
     Links inside it, FIFOs, devices and sockets are left out (a link to
     ``/dev/zero`` or to another student's folder is never followed), as are
     caches (the upload itself, named by who grades, may be a link); a file
-    larger than :data:`MAX_FILE_BYTES` is cut to that size.  Everything the
+    larger than :data:`MAX_FILE_BYTES` is cut to that size, and at most
+    :data:`MAX_FILES` files and folders, 8 deep, are copied.  Everything the
     grader reads of a submission, it reads from this copy.
 
     Parameters
@@ -69,15 +70,17 @@ def stage(upload: Any, into: Any) -> Path:
     upload = upload.resolve()   # the upload itself is named by who grades: followed
     count = [0]
 
-    def copy(src: Path, dst: Path) -> None:
+    def copy(src: Path, dst: Path, depth: int = 0) -> None:
         mode = os.lstat(src).st_mode
+        if count[0] >= MAX_FILES or depth > 8:   # a bounded copy: files and folders
+            return
+        count[0] += 1
         if stat.S_ISDIR(mode):
             dst.mkdir()
             for entry in sorted(os.listdir(src)):
                 if entry not in ("__pycache__", ".git"):
-                    copy(src / entry, dst / entry)
-        elif stat.S_ISREG(mode) and count[0] < MAX_FILES:
-            count[0] += 1
+                    copy(src / entry, dst / entry, depth + 1)
+        elif stat.S_ISREG(mode):
             fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as f:
                 dst.write_bytes(f.read(MAX_FILE_BYTES))
