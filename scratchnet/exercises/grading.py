@@ -204,7 +204,7 @@ def grade_exercise(ex: Exercise, finding: Dict[str, Any], failed: set,
             for c in checks:
                 if again.get(c["name"], {}).get("status") == "pass":
                     c.update(status="carried", message="", credit=1.0, hint=(
-                        f"passes with the reference {' and '.join(suspects)} in place "
+                        f"passes with the library's {' and '.join(suspects)} in place "
                         f"of yours: fix {' and '.join(suspects)} (graded there)"))
         return {**result, "checks": checks}
     finally:
