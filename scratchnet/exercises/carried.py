@@ -3,13 +3,14 @@
 Carry-forward (a check that fails only because a dependency is wrong is run
 again with the reference for it) needs the references in the child.  The
 child gets them as plain NumPy source, read from the answer key here, in
-the grading process: the exercise's ``uses`` and what its checks build with
-(:data:`~scratchnet.exercises.checks_models.CHECKS_USE`), and the key's
-helpers those call, never the exercise's own reference.  So a child grading
-``TwoLayerMLP.backward`` holds ``forward`` and ``linear_backward``, and no
-``backward`` to hand back.  A dependency without plain NumPy source (a
-chapter function that is not in the key) is not carried: then no
-carry-forward for it.
+the grading process: what the exercise's checks build with
+(:data:`~scratchnet.exercises.checks_models.CHECKS_USE`) from the start, the
+dependencies that failed only in the fresh child of the rerun, and the key's
+helpers those call; never the exercise's own reference.  So a child grading
+``TwoLayerMLP.backward`` never holds a ``backward`` to hand back, and holds
+``linear_backward`` only when the student's failed.  A dependency without
+plain NumPy source (a chapter function that is not in the key) is not
+carried: then no carry-forward for it.
 """
 
 from __future__ import annotations
@@ -63,14 +64,16 @@ def _names(source: str) -> Iterable[str]:
     return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
 
 
-def carried(ex: Exercise, extra: Iterable[str] = ()) -> Dict[str, str]:
-    """The references the child grading ``ex`` gets: id -> source.
+def carried(ex: Exercise, names: Iterable[str]) -> Dict[str, str]:
+    """The references the child grading ``ex`` gets: ``names`` and the key's helpers
+    they call, id -> source.
 
     Parameters
     ----------
     ex : Exercise
-    extra : iterable of str
-        What its checks build with besides its ``uses``.
+    names : iterable of str
+        What its checks build with, and the failed dependencies that
+        carry-forward replaces.
 
     Returns
     -------
@@ -80,12 +83,13 @@ def carried(ex: Exercise, extra: Iterable[str] = ()) -> Dict[str, str]:
     Examples
     --------
     >>> from scratchnet.exercises.catalogue import select
-    >>> sorted(carried(select(["cross_entropy"])[0]))
+    >>> sorted(carried(select(["cross_entropy"])[0], ["log_softmax"]))
     ['log_softmax', 'logsumexp']
-    >>> "TwoLayerMLP.backward" in carried(select(["TwoLayerMLP.backward"])[0])
+    >>> backward = select(["TwoLayerMLP.backward"])[0]
+    >>> "TwoLayerMLP.backward" in carried(backward, ["train_step", *backward.uses])
     False
     """
-    todo, out = [*ex.uses, *extra], {}
+    todo, out = list(names), {}
     own = ex.id.rpartition(".")[2]
     while todo:
         name = todo.pop()

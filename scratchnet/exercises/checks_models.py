@@ -43,7 +43,10 @@ TRAIN_STEPS = 2000    # batches of 64 from tasks.unequal_variance(), SGD with lr
 #: What an exercise's checks build with besides its ``uses``: the child gets
 #: these references too (training a network needs a step and an update rule).
 CHECKS_USE = {"TwoLayerMLP.backward": ("train_step", "SGD.update", "cross_entropy",
-                                       "cross_entropy_grad")}
+                                       "cross_entropy_grad"),
+              "train_step": ("TwoLayerMLP.forward", "TwoLayerMLP.backward",
+                             "SGD.update", "Adam.update", "cross_entropy",
+                             "cross_entropy_grad")}
 
 
 def _run(step: Any, each: list) -> list:

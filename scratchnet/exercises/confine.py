@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, List, Sequence
 
 __all__ = ["LANDLOCK", "MAX_FILES", "MAX_FILE_BYTES", "dedicated_uid", "kill_uid",
-           "landlock", "processes_of", "stage"]
+           "landlock", "leave_network", "processes_of", "stage", "uid_for"]
 
 #: The largest file of a submission that is copied (a module is a few kB).
 MAX_FILE_BYTES = 4 * 2**20
@@ -89,25 +89,54 @@ def stage(upload: Any, into: Any) -> Path:
     return target
 
 
-def dedicated_uid() -> int:
-    """A uid for this grading process's children: no account, no running process.
+def dedicated_uid(serial: int = 0) -> int:
+    """A uid for one child of this grading process: no account, no running process.
+
+    Parameters
+    ----------
+    serial : int
+        The child's number in this grading process (each child a uid of its
+        own: nothing one child left running or counted meets the next).
 
     Returns
     -------
     int
-        ``0x5C000000`` plus this process's pid (unique among running
-        processes, so concurrent grading processes get different uids), or
-        the next one free.
+        :func:`uid_for` this process's pid and ``serial`` (pids are unique
+        among running processes, so concurrent grading processes get
+        different uids), or the next one free.
 
     Examples
     --------
-    >>> dedicated_uid() > 0x5C000000
+    >>> dedicated_uid() >= 0x5C000000
     True
     """
-    uid = _UID_BASE + os.getpid()
+    serial = serial % 256
+    uid = uid_for(os.getpid(), serial)
     while _has_account(uid) or processes_of(uid):
-        uid += 1 << 22    # above any pid
+        serial = (serial + 1) % 256
+        uid = uid_for(os.getpid(), serial)
     return uid
+
+
+def uid_for(pid: int, serial: int = 0) -> int:
+    """The dedicated uid of the grading process ``pid``'s child number ``serial``.
+
+    Parameters
+    ----------
+    pid : int
+    serial : int, default 0
+        Below 256.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> uid_for(7) - uid_for(0), uid_for(0, 1) - uid_for(0)
+    (7, 4194304)
+    """
+    return _UID_BASE + pid + (serial << 22)   # a pid is below 2**22
 
 
 def _has_account(uid: int) -> bool:
@@ -226,6 +255,21 @@ class _Beneath(ctypes.Structure):
 
 #: Landlock's ABI version here (Linux 5.13+), or 0 where the kernel has none.
 LANDLOCK = max(0, int(_LIBC.syscall(444, None, 0, 1))) if _LIBC is not None else 0
+
+
+def leave_network() -> bool:
+    """Put this process in a network namespace of its own (root only); False if refused.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> callable(leave_network)
+    True
+    """
+    return _LIBC is not None and _LIBC.unshare(0x40000000) == 0   # CLONE_NEWNET
 
 
 def landlock(read: Sequence[str], write: Sequence[str]) -> None:

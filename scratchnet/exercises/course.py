@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -140,6 +141,9 @@ def submission_package(upload: Any, workdir: Any) -> Path:
         shutil.rmtree(package)
     package.mkdir(parents=True)
     for module, text in notebook_modules(notebook).items():
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", module):   # a path: refused
+            raise UsageError(f"a cell of {notebook.name} names the module {module!r}: "
+                             f"not a module name")
         (package / f"{module}.py").write_text(text)
     meta = json.loads(notebook.read_text()).get("metadata", {}).get("scratchnet", {})
     (package / "__init__.py").write_text(   # the exercises it was made with

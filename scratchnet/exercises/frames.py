@@ -230,27 +230,48 @@ def unpack(payload: bytes) -> Any:
                             f"{str(err)[:200]}") from None
 
 
-def write_frame(fd: int, payload: bytes) -> None:
+def write_frame(fd: int, payload: bytes, *, timeout: float | None = None) -> None:
     """Write one frame (an 8-byte big-endian length, then the payload) to a pipe.
 
     Parameters
     ----------
     fd : int
+        Non-blocking when ``timeout`` is given (a reader that stops reading
+        cannot hold the writer past it).
     payload : bytes
+    timeout : float, optional
+        Seconds for the whole frame (None: wait).
 
     Returns
     -------
     None
+
+    Raises
+    ------
+    ProtocolError
+        The frame could not be written within ``timeout``.
 
     Examples
     --------
     >>> r, w = os.pipe()
     >>> write_frame(w, b"hi"); read_frame(r, timeout=1.0)
     b'hi'
+    >>> os.set_blocking(w, False)
+    >>> write_frame(w, bytes(2**20), timeout=0.1)
+    Traceback (most recent call last):
+    ...
+    scratchnet.exercises.frames.ProtocolError: the request was not read within 0.1 s
     """
+    deadline = None if timeout is None else time.monotonic() + timeout
     data = memoryview(len(payload).to_bytes(8, "big") + payload)
     while len(data):
-        data = data[os.write(fd, data):]
+        try:
+            data = data[os.write(fd, data):]
+        except BlockingIOError:   # the pipe is full: wait until it is read, or the end
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([], [fd], [], wait)[1]:
+                raise ProtocolError(f"the request was not read within {timeout:g} s") \
+                    from None
 
 
 def read_frame(fd: int, *, timeout: float | None = None,

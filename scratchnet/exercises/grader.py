@@ -21,8 +21,11 @@ from __future__ import annotations
 import ast
 import ctypes
 import json
+import os
 import re
 import shutil
+import signal
+import site
 import subprocess
 import sys
 import tempfile
@@ -33,8 +36,9 @@ from typing import Any, Dict, List, Sequence
 from .analysis import find_package, handout_names, read_exercise
 from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
-from .checking import scored
-from .grading import Children, grade_exercise
+from .checking import checks_of, scored
+from .confine import kill_uid, uid_for
+from .grading import Children, exercise_budget, grade_exercise
 from .own import load_own
 from .report import Report
 from .sandbox import Sandbox, SandboxRefused, choose, describe, stage
@@ -293,18 +297,54 @@ def _grading_process(job: Dict[str, Any], tmp: Path) -> Report:
     """Run :func:`main` in a new ``python -I`` in a private folder, the job on stdin."""
     home = tmp / "grader"
     home.mkdir()
-    root = str(Path(__file__).resolve().parents[2])   # this scratchnet, and no other
-    boot = (f"import sys; sys.path.insert(0, {root!r}); "
+    # this scratchnet and this Python's package folders, and no other: -S, so no
+    # sitecustomize, .pth file or user site a submission could have planted runs
+    path = [str(Path(__file__).resolve().parents[2]), *site.getsitepackages()]
+    boot = (f"import sys; sys.path[:0] = {path!r}; "
             "from scratchnet.exercises.grader import main; sys.exit(main([]))")
-    proc = subprocess.run([sys.executable, "-I", "-c", boot],
-                          input=json.dumps(job).encode(), capture_output=True,
-                          cwd=home)
-    out = proc.stdout.decode(errors="replace").strip()
-    if proc.returncode != 0 or not out:
+    budget = time_budget(job)
+    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", boot], cwd=home,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = proc.communicate(json.dumps(job).encode(), timeout=budget)
+    except subprocess.TimeoutExpired:   # the grader's own clock, around everything
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        if os.geteuid() == 0:   # what its children left, as their uids
+            for serial in range(256):
+                kill_uid(uid_for(proc.pid, serial))
+        raise RuntimeError(f"the grading process ran past its time budget of "
+                           f"{budget:.0f} s and was stopped") from None
+    text = out.decode(errors="replace").strip()
+    if proc.returncode != 0 or not text:
         raise RuntimeError(f"the grading process failed (exit status "
                            f"{proc.returncode}): "
-                           f"{proc.stderr.decode(errors='replace')[-1500:]}")
-    return Report.from_json(out)
+                           f"{err.decode(errors='replace')[-1500:]}")
+    return Report.from_json(text)
+
+
+def time_budget(job: Dict[str, Any]) -> float:
+    """The wall-clock seconds a grading process may take: every check at its limit.
+
+    Parameters
+    ----------
+    job : dict
+        ``exercises`` and ``limit`` (seconds per call).
+
+    Returns
+    -------
+    float
+        Per exercise, its checks and a module load each at the limit, plus a
+        minute for the sandbox and the rest.
+
+    Examples
+    --------
+    >>> time_budget({"exercises": [{"id": "relu_backward"}], "limit": 10.0})
+    180.0
+    """
+    ids = [e["id"] for e in job["exercises"]]
+    return 60.0 + sum(exercise_budget(len(checks_of(i)), job["limit"]) for i in ids)
 
 
 def main(argv: Sequence[str]) -> int:

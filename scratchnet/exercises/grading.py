@@ -12,9 +12,10 @@ place of the student's: one mistake costs points once.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Dict, List, Sequence
 
-from .carried import carried
+from .carried import carried, reference_source
 from .catalogue import Exercise
 from .checking import checks_of, run_checks
 from .checks_models import CHECKS_USE
@@ -23,7 +24,7 @@ from .remote import Child, ChildLost, where
 from .sandbox import Sandbox
 from .sides import Objects
 
-__all__ = ["Children", "grade_exercise"]
+__all__ = ["Children", "exercise_budget", "grade_exercise"]
 
 
 class Children:
@@ -42,6 +43,10 @@ class Children:
     dead : dict
         Module -> why a child died importing it; shared by the exercises, so
         such a module is left out of every later child.
+    replace : sequence of str, optional
+        Carry-forward: the exercises whose references these children hold
+        and put in place of the student's (none on the first run: then the
+        children hold only what the checks build with).
 
     Examples
     --------
@@ -50,13 +55,18 @@ class Children:
     """
 
     def __init__(self, ex: Exercise, box: Sandbox, job: Dict[str, Any],
-                 modules: Dict[str, bool], dead: Dict[str, str]) -> None:
+                 modules: Dict[str, bool], dead: Dict[str, str],
+                 replace: Sequence[str] = ()) -> None:
         self.ex, self.box, self.job, self.modules = ex, box, job, modules
         self.dead = dead   # module -> why a child died importing it (shared)
         self.homes = child_homes(job["exercises"])
-        self.references = carried(ex, CHECKS_USE.get(ex.id, ()))
+        self.replace = list(replace)
+        self.references = carried(ex, [*CHECKS_USE.get(ex.id, ()), *replace])
         self.current: Child | None = None
         self.broken: Dict[str, Dict[str, Any]] = {}
+        self.deadline = time.monotonic() + exercise_budget(
+            len(checks_of(ex.id)), job["limit"])
+        self.lost = 0
 
     def get(self) -> Child:
         """The current child, started and the submission's modules loaded if needed.
@@ -93,17 +103,15 @@ class Children:
                 self.dead[at] = str(err)
         return self.current
 
-    def run(self, names: Sequence[str], replace: Sequence[str]
-            ) -> List[Dict[str, Any]]:
-        """The checks, one at a time: a lost child costs the check it was in,
-        a time-out the exercise's remaining checks.
+    def run(self, names: Sequence[str]) -> List[Dict[str, Any]]:
+        """The checks, one at a time: a lost child costs the check it was in; a
+        time-out, a second lost child or the exercise's time budget spent cost
+        its remaining checks.
 
         Parameters
         ----------
         names : sequence of str
             The checks to run.
-        replace : sequence of str
-            Carry-forward: the exercises whose references stand in.
 
         Returns
         -------
@@ -118,18 +126,26 @@ class Children:
         """
         out: List[Dict[str, Any]] = []
         for i, name in enumerate(names):
-            try:
-                out += run_checks(self.ex, Objects(self.get(), self.ex.id, replace),
-                                  only=[name])
-            except ChildLost as err:
-                self.current = None
-                out.append({"name": name, "status": "error", "hint": "",
-                            "message": str(err), "location": err.location})
-                if err.timed_out:
-                    out += [{"name": rest, "status": "error", "hint": "",
-                             "message": f"not run: the check {name!r} ran past the "
-                                        f"time limit"} for rest in names[i + 1:]]
-                    break
+            why = "the exercise ran past its time budget" if \
+                time.monotonic() > self.deadline else ""
+            if not why:
+                try:
+                    out += run_checks(self.ex, Objects(self.get(), self.ex.id,
+                                                       self.replace), only=[name])
+                    continue
+                except ChildLost as err:
+                    self.current, self.lost = None, self.lost + 1
+                    out.append({"name": name, "status": "error", "hint": "",
+                                "message": str(err), "location": err.location})
+                    why = f"the check {name!r} ran past the time limit" if \
+                        err.timed_out else "the child was lost twice" if \
+                        self.lost > 1 else ""
+                    if not why:
+                        continue
+                    i += 1
+            out += [{"name": rest, "status": "error", "hint": "",
+                     "message": f"not run: {why}"} for rest in names[i:]]
+            break
         return out
 
     def stop(self) -> None:
@@ -192,15 +208,21 @@ def grade_exercise(ex: Exercise, finding: Dict[str, Any], failed: set,
         if own:
             return {**result, "status": "error", "message": f"{ex.chapter}.py: "
                     f"{own['type']}: {own['message']}{where(own.get('location'))}"}
-        checks = children.run([c.name for c in checks_of(ex.id)], [])
+        checks = children.run([c.name for c in checks_of(ex.id)])
         if any(c["status"] == "todo" for c in checks):
             return {**result, "status": "todo"}
         wrong = [c["name"] for c in checks if c["status"] != "pass"
                  and not c["message"].startswith("not run:")]
         suspects = [use for use in ex.uses if use in failed
-                    and use in children.references]
-        if wrong and suspects:
-            again = {c["name"]: c for c in children.run(wrong, suspects)}
+                    and reference_source(use) is not None]
+        if wrong and suspects:   # a fresh child that holds their references only now
+            children.stop()
+            rerun = Children(ex, children.box, children.job, children.modules,
+                             children.dead, suspects)
+            try:
+                again = {c["name"]: c for c in rerun.run(wrong)}
+            finally:
+                rerun.stop()
             for c in checks:
                 if again.get(c["name"], {}).get("status") == "pass":
                     c.update(status="carried", message="", credit=1.0, hint=(
@@ -209,3 +231,24 @@ def grade_exercise(ex: Exercise, finding: Dict[str, Any], failed: set,
         return {**result, "checks": checks}
     finally:
         children.stop()
+
+
+def exercise_budget(checks: int, limit: float) -> float:
+    """The wall-clock seconds one exercise may take: each check and a load at the limit.
+
+    Parameters
+    ----------
+    checks : int
+    limit : float
+        Seconds per call.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> exercise_budget(6, 10.0)
+    120.0
+    """
+    return (checks + 6) * limit

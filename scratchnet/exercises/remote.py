@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
@@ -130,6 +131,7 @@ class Child:
         self.log = Path(box.workdir) / f"child-{Child.count}.log"
         with open(self.log, "wb") as log:
             self.proc = box.start(log.fileno())
+        os.set_blocking(self.proc.stdin.fileno(), False)   # writes have a deadline too
         self.request({"op": "start", "package": box.root, "homes": homes,
                       "references": references}, timeout=60)
 
@@ -162,14 +164,17 @@ class Child:
         """
         wait = timeout if timeout is not None else self.limit + 0.5   # the transfer
         try:
-            write_frame(self.proc.stdin.fileno(), pack(message))
-            answer = unpack(read_frame(self.proc.stdout.fileno(), timeout=wait))
+            start = time.monotonic()
+            write_frame(self.proc.stdin.fileno(), pack(message), timeout=wait)
+            answer = unpack(read_frame(self.proc.stdout.fileno(), timeout=max(
+                0.0, wait - (time.monotonic() - start))))
             if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
                 raise ProtocolError("an answer that is not one")
             return answer
         except (ProtocolError, OSError) as err:
             exited = self.proc.poll() is not None
-            late = not exited and "no answer within" in str(err)
+            late = not exited and ("no answer within" in str(err)
+                                   or "not read within" in str(err))
             self.stop()
             stopped = self.where_stopped()
             if exited:

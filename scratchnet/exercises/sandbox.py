@@ -57,9 +57,17 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
-from .confine import LANDLOCK, dedicated_uid, kill_uid, landlock, processes_of, stage
+from .confine import (
+    LANDLOCK,
+    dedicated_uid,
+    kill_uid,
+    landlock,
+    leave_network,
+    processes_of,
+    stage,
+)
 from .runtime import (
     allowed_dirs,
     hidden_paths,
@@ -139,6 +147,7 @@ class Sandbox:
             raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
         self.kind, self.workdir = kind, Path(workdir)
         self.memory_mb, self.cpu_seconds = memory_mb, cpu_seconds
+        self.serial = 0
         self.uid: Optional[int] = dedicated_uid() if os.geteuid() == 0 and \
             kind != "none" else None
         self.package = stage(package, self.workdir / "copy")
@@ -162,7 +171,7 @@ class Sandbox:
     def _share_with_uid(self) -> None:
         """All of the work folder readable by the uid's group only; TMPDIR its own."""
         for path in [self.workdir, *self.workdir.rglob("*")]:
-            if not path.is_symlink():
+            if not path.is_symlink() and path.suffix != ".log":   # logs: root's
                 os.chown(path, 0, self.uid)
                 os.chmod(path, 0o750 if path.is_dir() else 0o640)
         os.chown(self.tmp, self.uid, self.uid)
@@ -274,7 +283,9 @@ class Sandbox:
         >>> callable(Sandbox.limits)
         True
         """
-        nproc = 32 if self.uid is not None else len(processes_of(os.getuid())) + 64
+        # processes: the shim, its watchdog thread and bubblewrap's two, no more (so
+        # the memory limit times the processes stays near the memory limit)
+        nproc = 6 if self.uid is not None else len(processes_of(os.getuid())) + 64
         if self.kind == "dedicated uid" and LANDLOCK:
             landlock(self.readable(), [str(self.tmp), "/dev/null"])
         for kind, value in ((resource.RLIMIT_AS, self.memory_mb * 2**20),
@@ -304,15 +315,45 @@ class Sandbox:
         >>> callable(Sandbox.start)
         True
         """
-        account: Dict[str, Any] = {}
+        if self.uid is not None:   # a uid of its own: nothing left by the last meets it
+            self.serial += 1
+            self.uid = dedicated_uid(self.serial)
+        if self.kind != "bubblewrap":   # a fresh TMPDIR too
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp.mkdir()
         if self.uid is not None:
-            account = {"user": self.uid, "group": self.uid, "extra_groups": [],
-                       "umask": 0o077}
+            self._share_with_uid()
         return subprocess.Popen(
             self.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=stderr, env=self.environment(), start_new_session=True,
-            preexec_fn=self.limits, **account,
+            preexec_fn=self.confine,
             cwd="/" if self.kind == "bubblewrap" else str(self.tmp))
+
+    def confine(self) -> None:
+        """In the child, before it runs the shim: its uid, its network, its limits.
+
+        As root, the dedicated-uid child first leaves the network (a network
+        namespace of its own: no UDP, no TCP, no DNS; where the kernel refuses,
+        a container's own network stays), then becomes the dedicated uid with
+        no other group; then Landlock and the hard limits (:meth:`limits`).
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> callable(Sandbox.confine)
+        True
+        """
+        if self.uid is not None:
+            if self.kind == "dedicated uid":
+                leave_network()
+            os.setgroups([])
+            os.setgid(self.uid)
+            os.setuid(self.uid)
+            os.umask(0o077)
+        self.limits()
 
     def end(self, proc: subprocess.Popen) -> None:
         """Kill a child and everything it started.
