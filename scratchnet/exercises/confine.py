@@ -272,7 +272,8 @@ def leave_network() -> bool:
     return _LIBC is not None and _LIBC.unshare(0x40000000) == 0   # CLONE_NEWNET
 
 
-def landlock(read: Sequence[str], write: Sequence[str]) -> None:
+def landlock(read: Sequence[str], write: Sequence[str],
+             listed: Sequence[str] = ()) -> None:
     """Confine this process and all it starts to ``read`` and ``write`` (Landlock).
 
     Irreversible: no file outside these folders can be opened, executed or
@@ -285,6 +286,9 @@ def landlock(read: Sequence[str], write: Sequence[str]) -> None:
         Folders and files that may be read and executed.
     write : sequence of str
         Folders where anything may be done.
+    listed : sequence of str, optional
+        Folders whose entries may be listed, no more (the files in them only
+        where ``read`` names them).
 
     Returns
     -------
@@ -311,7 +315,8 @@ def landlock(read: Sequence[str], write: Sequence[str]) -> None:
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
 
-    for paths, access in ((read, _LANDLOCK_READ), (write, handled)):
+    for paths, access in ((read, _LANDLOCK_READ), (write, handled),
+                          (listed, 1 << 3)):
         for path in paths:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)

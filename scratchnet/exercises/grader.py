@@ -43,7 +43,8 @@ from .own import load_own
 from .report import Report
 from .sandbox import Sandbox, SandboxRefused, choose, describe, stage
 
-__all__ = ["Report", "UsageError", "check", "exercises_in", "grade", "main"]
+__all__ = ["Report", "UsageError", "check", "exercises_in", "grade", "main",
+           "owned_by_me", "time_budget"]
 
 #: The largest job the grading process reads from its stdin.
 MAX_JOB_BYTES = 2**20
@@ -258,7 +259,8 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     if not Path(directory).is_dir():
         raise UsageError(f"no such directory: {directory}")
     try:
-        kind = isolation or choose(no_sandbox, own_code=assignment is None)
+        kind = isolation or choose(no_sandbox, own_code=assignment is None
+                                   and owned_by_me(directory))
     except SandboxRefused as err:
         raise UsageError(str(err)) from None
     with tempfile.TemporaryDirectory(prefix="scratchnet-check-") as tmp:
@@ -291,6 +293,34 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     if json_path is not None:
         Path(json_path).write_text(json.dumps(report.gradescope(), indent=2) + "\n")
     return report
+
+
+def owned_by_me(directory: Any) -> bool:
+    """Whether every file and folder of ``directory`` belongs to this process's user.
+
+    A self-check runs without a sandbox where none can run only on code that
+    is one's own: a folder with anyone else's file in it is someone else's.
+
+    Parameters
+    ----------
+    directory : str or Path
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     owned_by_me(tmp)
+    True
+    """
+    me = os.geteuid()
+    for folder, dirs, files in os.walk(directory):
+        if any(os.lstat(os.path.join(folder, n)).st_uid != me for n in [*dirs, *files]):
+            return False
+    return os.lstat(directory).st_uid == me
 
 
 def _grading_process(job: Dict[str, Any], tmp: Path) -> Report:

@@ -24,12 +24,13 @@ import sys
 import sysconfig
 import tempfile
 from pathlib import Path
-from typing import List, Sequence
+from typing import List, Sequence, Tuple
 
 import numpy
 
-__all__ = ["allowed_dirs", "hidden_paths", "numpy_dirs", "numpy_for_others",
-           "python_for_others", "readable_by_all", "system_paths", "this_python"]
+__all__ = ["allowed_dirs", "hidden_paths", "interpreter_paths", "numpy_dirs",
+           "numpy_for_others", "python_for_others", "readable_by_all", "system_paths",
+           "this_python"]
 
 
 def numpy_dirs() -> List[Path]:
@@ -229,3 +230,40 @@ def numpy_for_others() -> List[Path]:
     except OSError:   # another grading process made it first
         shutil.rmtree(building, ignore_errors=True)
     return [home / d.name for d in dirs]
+
+
+def interpreter_paths(python: str) -> Tuple[List[str], List[str]]:
+    """What ``python`` reads to start and to import its standard library: no packages.
+
+    Parameters
+    ----------
+    python : str
+        This Python (:func:`this_python`) or the system's of this version.
+
+    Returns
+    -------
+    (list of str, list of str)
+        The files and folders to read (the interpreter, the shared libraries,
+        every entry of the standard library but ``*-packages``), and the
+        folders that may only be listed (the standard library's own).
+
+    Examples
+    --------
+    >>> read, listed = interpreter_paths(this_python())
+    >>> any(p.endswith("-packages") for p in read)
+    False
+    """
+    python = os.path.realpath(python)
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    if python == this_python():
+        stdlib = sysconfig.get_paths()["stdlib"]
+        libs = glob.glob(os.path.join(sys.base_prefix, "lib", "libpython*"))
+    else:
+        stdlib, libs = os.path.join(os.path.dirname(os.path.dirname(python)), "lib",
+                                    version), []
+    multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
+    libs += [f"/usr/lib/{multiarch}", f"/lib/{multiarch}", "/lib64", "/usr/lib64",
+             "/etc/ld.so.cache"]
+    entries = [os.path.join(stdlib, e) for e in sorted(os.listdir(stdlib))
+               if not e.endswith("-packages")] if os.path.isdir(stdlib) else []
+    return [python, *libs, *entries], [stdlib]

@@ -71,6 +71,7 @@ from .confine import (
 from .runtime import (
     allowed_dirs,
     hidden_paths,
+    interpreter_paths,
     numpy_dirs,
     numpy_for_others,
     python_for_others,
@@ -160,6 +161,7 @@ class Sandbox:
         self.numpy = numpy_for_others() if self.uid is not None else numpy_dirs()
         self.numpy += allowed_dirs(allow)
         self.python = python_for_others() if self.uid is not None else this_python()
+        self.interpreter = interpreter_paths(self.python)   # before any fork
         self.tmp = self.workdir / "tmp"
         self.tmp.mkdir()
         if kind != "bubblewrap":   # NumPy alone on the child's path
@@ -252,25 +254,6 @@ class Sandbox:
                 "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                 "MKL_NUM_THREADS": "1"}
 
-    def readable(self) -> List[str]:
-        """What the child may read under Landlock: the system's programs and
-        libraries, its Python, NumPy, and its copies in the work folder.
-
-        Returns
-        -------
-        list of str
-
-        Examples
-        --------
-        >>> callable(Sandbox.readable)
-        True
-        """
-        python = os.path.realpath(self.python)
-        prefix = [] if python.startswith("/usr/") else [
-            os.path.realpath(sys.base_prefix)]
-        return [*system_paths(), *prefix, *[str(d) for d in self.numpy],
-                str(self.package), str(self.grader), str(self.site), "/dev/urandom"]
-
     def limits(self) -> None:
         """Set the hard limits, soft = hard (run in the child before it starts).
 
@@ -287,7 +270,10 @@ class Sandbox:
         # the memory limit times the processes stays near the memory limit)
         nproc = 6 if self.uid is not None else len(processes_of(os.getuid())) + 64
         if self.kind == "dedicated uid" and LANDLOCK:
-            landlock(self.readable(), [str(self.tmp), "/dev/null"])
+            read, listed = self.interpreter
+            landlock([*read, *[str(d) for d in self.numpy], str(self.package),
+                      str(self.grader), str(self.site), "/dev/urandom"],
+                     [str(self.tmp), "/dev/null"], listed)
         for kind, value in ((resource.RLIMIT_AS, self.memory_mb * 2**20),
                             (resource.RLIMIT_CPU, self.cpu_seconds),
                             (resource.RLIMIT_FSIZE, 16 * 2**20),
@@ -438,7 +424,7 @@ def probe(kind: str) -> str:
             return f"{err}: {tail}" if tail else str(err)
         finally:
             box.end(proc)
-    except (OSError, SandboxRefused) as err:
+    except (OSError, SandboxRefused, subprocess.SubprocessError) as err:
         return str(err)
     finally:
         shutil.rmtree(work, ignore_errors=True)
