@@ -626,3 +626,179 @@ def test_a_forced_sandbox_that_cannot_run_is_an_error_not_a_fall_back(monkeypatc
     monkeypatch.setenv("SCRATCHNET_SANDBOX", "bubblewrap")
     with pytest.raises(sandbox.SandboxRefused, match="cannot run"):
         sandbox.choose()
+
+
+# --- the red team's findings, each as it was found --------------------------------
+
+def test_a_notebook_cell_naming_a_path_writes_nothing_outside(tmp_path):
+    """A cell's module name was a path: sitecustomize.py written as root, 72/72."""
+    target = tmp_path / "planted"
+    notebook = tmp_path / "hw.ipynb"
+    notebook.write_text(json.dumps({
+        "nbformat": 4, "nbformat_minor": 5, "metadata": {"scratchnet": {"exercises": []}},
+        "cells": [{"cell_type": "code", "execution_count": None, "outputs": [],
+                   "metadata": {"scratchnet": {"module": str(target)}},
+                   "source": ["PLANTED = 1\n"]}]}))
+    assignment = tmp_path / "a.json"
+    write_assignment(["softmax"], assignment)
+    with pytest.raises(Exception, match="not a module name"):
+        course.grade(notebook, assignment)
+    assert not target.with_suffix(".py").exists()
+
+
+def test_a_child_that_stops_reading_its_requests_cannot_hang_the_grader(
+        isolation, tmp_path, zeros):
+    """The training check's 2 MB request to a child that reads no more: the write
+    has the call's deadline, and the exercise's other checks are not run."""
+    hw = write(tmp_path / "hw")
+    with open(hw / "train.py", "a") as f:
+        f.write(textwrap.dedent("""
+            import os as _os
+
+            _os.dup2(_os.open("/dev/null", _os.O_RDONLY), 0)   # nothing reads fd 0
+            for _fd in range(3, 12):   # the shim's copy of the request pipe either
+                try:
+                    if _os.fstat(_fd).st_mode & 0o170000 == 0o010000:
+                        _os.dup2(_os.open("/dev/null", _os.O_RDONLY), _fd)
+                except OSError:
+                    pass
+            """))
+    _, results = _grade(hw, ["train_step"], time_limit=2)
+    assert results["train_step"]["points"] <= zeros["train_step"]
+
+
+def test_nothing_crosses_exercises_through_the_temporary_folder(isolation, tmp_path):
+    """A child's TMPDIR served a later exercise's child the references of an earlier
+    one: each child now has a fresh one (and, as root, a uid of its own)."""
+    hw = _package(tmp_path / "hw", {"softmax": """
+        import os, tempfile
+        import numpy as np
+
+        def softmax(x):
+            with open(os.path.join(tempfile.gettempdir(), "left"), "w") as f:
+                f.write(str(os.getuid()))
+            return np.zeros(np.shape(x))
+
+        def log_softmax(x):
+            found = os.listdir(tempfile.gettempdir())
+            raise RuntimeError(f"FOUND {found} AS {os.getuid()}")
+        """})
+    _, results = _grade(hw, ["softmax", "log_softmax"])
+    assert "FOUND []" in _messages(results["log_softmax"])
+
+
+def test_an_ungraded_dependencys_reference_is_not_in_the_child(isolation, tmp_path,
+                                                                zeros):
+    """cross_entropy with the hand-out's log_softmax a stub, the assignment grading
+    cross_entropy only: the reference log_softmax was there to be used."""
+    hw = _package(tmp_path / "hw", {"losses": """
+        import gc
+        import numpy as np
+
+        def cross_entropy(logits, targets):
+            for obj in gc.get_objects():
+                if callable(obj) and getattr(obj, "__name__", "") == "log_softmax":
+                    logp = obj(logits)
+                    return -np.mean(logp[np.arange(len(targets)), targets])
+            raise RuntimeError("no reference log_softmax")
+        """})
+    _, results = _grade(hw, ["cross_entropy"])
+    assert results["cross_entropy"]["points"] <= zeros["cross_entropy"]
+    assert "no reference log_softmax" in _messages(results["cross_entropy"])
+
+
+def test_the_child_has_no_network_and_few_processes(isolation, tmp_path, zeros):
+    """UDP reached an outside oracle on the uid path; 31 processes of --memory-mb each."""
+    import socket
+
+    oracle = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    oracle.bind(("127.0.0.1", 0))
+    oracle.setblocking(False)
+    port = oracle.getsockname()[1]
+    hw = _package(tmp_path / "hw", {"softmax": f"""
+        import os, socket
+        import numpy as np
+
+        def softmax(x):
+            sent = False
+            try:
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.sendto(b"x", ("127.0.0.1", {port}))
+            except OSError:
+                pass
+            forked = 0
+            for _ in range(40):
+                try:
+                    if os.fork() == 0:
+                        os.read(os.open("/dev/zero", os.O_RDONLY), 1)
+                        import time
+                        time.sleep(5)
+                        os.kill(os.getpid(), 9)
+                    forked += 1
+                except OSError:
+                    break
+            raise RuntimeError(f"SENT {{sent}} FORKED {{forked}}")
+        """})
+    _, results = _grade(hw, ["softmax"])
+    text = _messages(results["softmax"])
+    with pytest.raises(BlockingIOError):   # nothing came out of the sandbox
+        oracle.recv(16)
+    oracle.close()
+    if os.geteuid() == 0:   # a dedicated uid: at most a few processes besides the shim
+        forked = int(text.split("FORKED ")[1].split()[0])
+        assert forked <= 4, text
+
+
+def test_no_package_folder_of_the_system_is_readable(isolation, tmp_path):
+    """/usr's dist-packages were readable under Landlock (a root pip install of
+    scratchnet would be importable there)."""
+    hw = _package(tmp_path / "hw", {"softmax": """
+        import glob, os
+        import numpy as np
+
+        def softmax(x):
+            read = []
+            for folder in (glob.glob("/usr/lib/python3*/*-packages")
+                           + glob.glob("/usr/local/lib/python3*/*-packages")):
+                for name in sorted(os.listdir(folder))[:20]:
+                    path = os.path.join(folder, name)
+                    target = os.path.join(path, "__init__.py") if os.path.isdir(path) \\
+                        else path
+                    try:
+                        open(target, "rb").close()
+                        read.append(target)
+                    except OSError:
+                        pass
+            raise RuntimeError(f"READ {read[:3]}")
+        """})
+    _, results = _grade(hw, ["softmax"])
+    assert "READ []" in _messages(results["softmax"]), _messages(results["softmax"])
+
+
+def test_a_child_that_dies_in_every_check_costs_two_checks_not_all(isolation,
+                                                                  tmp_path):
+    hw = _package(tmp_path / "hw", {"softmax": """
+        import os
+
+        def softmax(x):
+            os.kill(os.getpid(), 9)
+        """})
+    _, results = _grade(hw, ["softmax"])
+    messages = [c["message"] for c in results["softmax"]["checks"]]
+    assert sum("died" in m for m in messages) == 2, messages
+    assert all(m == "not run: the child was lost twice" for m in messages[2:])
+
+
+def test_a_self_check_without_a_sandbox_runs_only_ones_own_files(monkeypatch,
+                                                                  tmp_path):
+    """Without bubblewrap and not root, a folder of someone else's is refused even
+    without an assignment (it ran as the grader's user and reached the key)."""
+    from scratchnet.exercises import grader
+
+    hw = write(tmp_path / "hw")
+    monkeypatch.setattr(sandbox, "_bwrap", lambda: "")
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 4242)
+    monkeypatch.setattr(grader.os, "geteuid", lambda: 4242)
+    monkeypatch.delenv("SCRATCHNET_SANDBOX", raising=False)
+    with pytest.raises(grader.UsageError, match="--no-sandbox"):
+        check(hw)
