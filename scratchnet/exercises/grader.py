@@ -4,7 +4,7 @@
 :func:`~scratchnet.exercises.sandbox.stage`), chooses the sandbox
 (:func:`~scratchnet.exercises.sandbox.choose`: refused without one unless
 the code is the student's own or ``no_sandbox``), and starts a dedicated
-grading process, ``python -I`` in a private folder, sending it the job on
+grading process, ``python -I -S`` in a private folder, sending it the job on
 its stdin (never in its argv, where any process could read it).  That
 process reads the submission's source first (missing, broken, a library
 import: messages), then grades each exercise in a fresh sandboxed child
@@ -324,7 +324,7 @@ def owned_by_me(directory: Any) -> bool:
 
 
 def _grading_process(job: Dict[str, Any], tmp: Path) -> Report:
-    """Run :func:`main` in a new ``python -I`` in a private folder, the job on stdin."""
+    """Run :func:`main` in a new ``python -I -S`` in a private folder, job on stdin."""
     home = tmp / "grader"
     home.mkdir()
     # this scratchnet and this Python's package folders, and no other: -S, so no

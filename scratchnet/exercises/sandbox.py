@@ -25,16 +25,18 @@ Three ways to get there, chosen once per run (:func:`choose`):
     mount, network, IPC, UTS and cgroup namespaces, all capabilities
     dropped, ``--die-with-parent``, ``--new-session``, an empty environment;
     nothing writable but a 64 MiB ``/tmp``.
-    As root, bwrap itself runs as a dedicated unprivileged uid.
+    As root, bwrap itself runs as a dedicated unprivileged uid, one per child.
 ``dedicated uid``
     Root where bubblewrap cannot run (a container without user namespaces, as
-    Gradescope's may be): the child runs as a uid of its own (one per grading
-    process, so concurrent jobs cannot signal or count each other) with no
-    groups but one of its own, the hard limits, a private ``TMPDIR``, and
+    Gradescope's may be): the child runs as a uid of its own (one per child,
+    so no job or later child can signal, count or read what it left) with no
+    group but its own, at most 6 processes, a fresh private ``TMPDIR``, a
+    network namespace of its own where the kernel allows root one, and
     ``python -I -S`` with NumPy alone on its path.  Where the kernel has
-    Landlock (Linux 5.13+, :func:`landlock`), the child can open nothing but
-    the system's libraries, its Python, NumPy and its own copies; without it,
-    files every user may read (the installed Python packages, scratchnet
+    Landlock (Linux 5.13+, :func:`~scratchnet.exercises.confine.landlock`),
+    the child can open nothing but its interpreter, the shared libraries, its
+    standard library (no package folder), NumPy and its own copies; without
+    it, files every user may read (the installed Python packages, scratchnet
     among them) stay readable by path, and the report says so.
 ``none``
     No isolation (``--no-sandbox``): the grader's own user runs the child.
