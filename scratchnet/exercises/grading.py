@@ -88,6 +88,7 @@ class Children:
         while self.current is None:
             child = Child(self.box, self.homes, self.references,
                           limit=self.job["limit"])
+            end = time.monotonic() + self.job["limit"] + 2.0   # all imports at once
             try:
                 for module, by_function in self.modules.items():
                     if module in self.dead:
@@ -95,12 +96,12 @@ class Children:
                     at = module
                     answer = child.request({"op": "load", "module": module,
                                             "by_function": by_function},
-                                           timeout=self.job["limit"] + 2.0)
+                                           timeout=max(0.5, end - time.monotonic()))
                     if module == self.ex.chapter:
                         self.broken = (answer.get("value") or {}).get("broken", {})
                 self.current = child
-            except ChildLost as err:   # importing it ends the child: left out
-                self.dead[at] = str(err)
+            except ChildLost as err:   # importing it ends the child (or takes the
+                self.dead[at] = str(err)   # time of all): left out of every later one
         return self.current
 
     def run(self, names: Sequence[str]) -> List[Dict[str, Any]]:
