@@ -25,7 +25,6 @@ import os
 import re
 import shutil
 import signal
-import site
 import subprocess
 import sys
 import tempfile
@@ -327,9 +326,12 @@ def _grading_process(job: Dict[str, Any], tmp: Path) -> Report:
     """Run :func:`main` in a new ``python -I -S`` in a private folder, job on stdin."""
     home = tmp / "grader"
     home.mkdir()
-    # this scratchnet and this Python's package folders, and no other: -S, so no
-    # sitecustomize, .pth file or user site a submission could have planted runs
-    path = [str(Path(__file__).resolve().parents[2]), *site.getsitepackages()]
+    # this scratchnet first, then this process's own path (its package folders and
+    # what their .pth files added), never the working folder; -S: no sitecustomize
+    # or .pth file runs in the grading process
+    here = os.path.realpath(os.getcwd())
+    path = [str(Path(__file__).resolve().parents[2]),
+            *[p for p in sys.path if os.path.isabs(p) and os.path.realpath(p) != here]]
     boot = (f"import sys; sys.path[:0] = {path!r}; "
             "from scratchnet.exercises.grader import main; sys.exit(main([]))")
     budget = time_budget(job)
