@@ -83,8 +83,8 @@ def carried(ex: Exercise, names: Iterable[str]) -> Dict[str, str]:
     Examples
     --------
     >>> from scratchnet.exercises.catalogue import select
-    >>> sorted(carried(select(["cross_entropy"])[0], ["log_softmax"]))
-    ['log_softmax', 'logsumexp']
+    >>> sorted(carried(select(["TwoLayerMLP.backward"])[0], ["TwoLayerMLP.forward"]))
+    ['TwoLayerMLP.forward', 'linear_forward', 'relu_forward', 'tanh_forward']
     >>> backward = select(["TwoLayerMLP.backward"])[0]
     >>> "TwoLayerMLP.backward" in carried(backward, ["train_step", *backward.uses])
     False

@@ -1,22 +1,10 @@
 """The sandbox the student's code runs in, and the threat model it answers.
 
 A submission is untrusted code written by someone who gains from a higher
-grade.  So the process that runs it (the *child*) holds nothing worth
-stealing, and the grading process holds everything but touches nothing the
-child can write:
-
-- **What the child sees.**  Python's standard library, NumPy (bound alone into
-  a private site folder), the answering shim (:mod:`~scratchnet.exercises.shim`,
-  standard library and NumPy only), a read-only copy of the submission and a
-  private, size-limited ``/tmp``.  No scratchnet, no answer key, no
-  instructor's file, no other submission, no results, no network.
-- **How long and how much.**  Hard limits (soft = hard, so the child cannot
-  raise them back) on address space, CPU time, file size, open files and
-  processes (``RLIMIT_NPROC``); the wall clock is the grader's, which kills
-  the whole sandbox with SIGKILL when an answer is late.
-- **What survives it.**  Nothing: every process the child started dies with
-  it (a PID namespace, or ``kill(-1, SIGKILL)`` as its own uid), and a
-  dedicated uid's files in the shared temporary folders are removed.
+grade.  So the process that runs it (the *child*) sees Python, NumPy, the
+answering shim (:mod:`~scratchnet.exercises.shim`) and its own files, under
+hard limits (soft = hard) and the grader's wall clock, and nothing it starts
+outlives it (``docs/teaching.md``, *The threat model*, platform by platform).
 
 Three ways to get there, chosen once per run (:func:`choose`):
 
@@ -27,17 +15,12 @@ Three ways to get there, chosen once per run (:func:`choose`):
     nothing writable but a 64 MiB ``/tmp``.
     As root, bwrap itself runs as a dedicated unprivileged uid, one per child.
 ``dedicated uid``
-    Root where bubblewrap cannot run (a container without user namespaces, as
-    Gradescope's may be): the child runs as a uid of its own (one per child,
-    so no job or later child can signal, count or read what it left) with no
-    group but its own, at most 6 processes, a fresh private ``TMPDIR``, a
-    network namespace of its own where the kernel allows root one, and
-    ``python -I -S`` with NumPy alone on its path.  Where the kernel has
-    Landlock (Linux 5.13+, :func:`~scratchnet.exercises.confine.landlock`),
-    the child can open nothing but its interpreter, the shared libraries, its
-    standard library (no package folder), NumPy and its own copies; without
-    it, files every user may read (the installed Python packages, scratchnet
-    among them) stay readable by path, and the report says so.
+    Root where bubblewrap cannot run (a container without user namespaces):
+    a uid of its own per child, at most 6 processes, a fresh ``TMPDIR``, its
+    own network namespace where allowed, and with Landlock
+    (:func:`~scratchnet.exercises.confine.landlock`) nothing to open but its
+    interpreter, the shared libraries, its standard library, NumPy and its
+    own copies (without Landlock, world-readable files stay readable).
 ``none``
     No isolation (``--no-sandbox``): the grader's own user runs the child.
     Only for grading one's own code, or accepting the risk in writing.
