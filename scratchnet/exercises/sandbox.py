@@ -22,8 +22,8 @@ Three ways to get there, chosen once per run (:func:`choose`):
     interpreter, the shared libraries, its standard library, NumPy and its
     own copies (without Landlock, world-readable files stay readable).
 ``none``
-    No isolation (``--no-sandbox``): the grader's own user runs the child.
-    Only for grading one's own code, or accepting the risk in writing.
+    No isolation (``--no-sandbox``, or a self-check of one's own files): the
+    grader's own user runs the child.
 
 A normal user without bubblewrap is refused, with the reason and the
 options: grading another person's code as oneself gives it one's files.
