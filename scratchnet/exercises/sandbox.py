@@ -27,9 +27,8 @@ Three ways to get there, chosen once per run (:func:`choose`):
 
 A normal user without bubblewrap is refused, with the reason and the
 options: grading another person's code as oneself gives it one's files.
-``SCRATCHNET_SANDBOX`` (``bubblewrap``, ``uid`` or ``none``) forces one way
-(tests and CI run both); a forced way that cannot run is an error, never a
-fall-back.
+``SCRATCHNET_SANDBOX`` (``bubblewrap``, ``uid``, ``none``) forces one way (tests
+and CI run both); a forced way that cannot run is an error, not a fall-back.
 """
 
 from __future__ import annotations
