@@ -6,11 +6,13 @@ answer key and the chapters' source (signatures and docstrings kept, bodies
 to write), as a package or a notebook, and, with ``--assignment``, the
 instructor's assignment beside it; ``check`` grades exactly what the
 assignment lists.  The grader decides and the student's code only answers:
-a child process imports the submission and answers calls, while every
-comparison, hint (from evidence), carry-forward decision and point is the
-grader's, and nothing the submission started outlives grading
-(:mod:`~scratchnet.exercises.protocol` states the contracts, ``docs/teaching.md``
-the threat model).  ``assert_passes`` runs one exercise's checks in a
+a child process in a sandbox (bubblewrap's namespaces, or a dedicated uid)
+holds NumPy, the submission and a small answering shim, nothing else, while
+every reference value, comparison, hint (from evidence), carry-forward
+decision and point is the grader's, and nothing the submission started
+outlives grading (:mod:`~scratchnet.exercises.sandbox` states the threat
+model, :mod:`~scratchnet.exercises.protocol` the contracts).
+``assert_passes`` runs one exercise's checks in a
 student's own pytest file.  The same from the command line:
 ``python -m scratchnet exercises list | make | check | autograder``.
 
@@ -21,9 +23,17 @@ student's own pytest file.  The same from the command line:
 ``protocol``       the contracts: the assignment file, the requests and
                    answers between grader and child, a check as data
 ``diagnoses``      hints only where the mistake, recomputed, is the output
-``privileges``     the child runs as nobody, on a read-only copy
-``remote``         the checks' view of the child; killing what it started
-``reaper``         nothing the submission started outlives grading
+``frames``         the codec between grader and child: bounded, no pickle
+``definitions``    a module cut into its top-level definitions
+``shim``           the child: imports the submission, answers; NumPy and
+                   the standard library only
+``given``          the hand-out's base classes in the sandbox, no exercise
+``runtime``        the child's Python and NumPy, what a sandbox shows
+``confine``        a plain-file copy, a uid of its own, Landlock
+``sandbox``        bubblewrap, a dedicated uid, or none: what the child
+                   sees, its hard limits, its end
+``carried``        the reference source of an exercise's dependencies
+``remote``         the checks' view of the child, one per exercise
 ``sides``          the student's side as a check sees it
 ``layout``         generated code in PEP 8 form: signatures, import blocks
 ``docstrings``     the student's docstring, cut down to the covered arguments
@@ -43,12 +53,12 @@ student's own pytest file.  The same from the command line:
 ``checks_layers``  information, Bayes' rule and the layers
 ``checks_models``  the network, the optimisers, training to the posterior
 ``analysis``       the submission's source, read first: missing, broken,
-                   forbidden (the import policy), copied
-``child``          the child process: imports the submission, answers
+                   another library imported (a message), copied
 ``checking``       one exercise's checks, run: pass, fail, todo, error
 ``report``         the report and Gradescope's JSON
 ``assignment``     the instructor's assignment file: write, read, check
-``grader``         the grading process: verdicts, carry-forward, points
+``grading``        one exercise graded: its children, checks, carry-forward
+``grader``         the grading process: verdicts, points, the report
 ``course``         any upload graded by an assignment, a class to CSV,
                    Gradescope's autograder zip
 ``assertions``     one check in a student's pytest file

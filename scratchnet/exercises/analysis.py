@@ -1,19 +1,21 @@
 """What the grader reads in a submission's source before running any of it.
 
 The source decides, without running it, what each exercise of the assignment
-is: missing, broken (a syntax error in its definition), forbidden (it uses a
-library the homework does not allow, or reaches around the import policy),
-or there to be run.  A module is read definition by definition
-(:func:`chunks`), so a syntax error in one function leaves its neighbours
-readable, and the child builds such a module the same way.
+is: missing, broken (a syntax error in its definition), forbidden (it imports
+a library the homework does not allow), or there to be run.  A module is read
+definition by definition (:func:`chunks`), so a syntax error in one function
+leaves its neighbours readable, and the child builds such a module the same
+way.
 
 The import policy: an exercise may use NumPy, ``math``, the standard library,
 the student's own modules, and of scratchnet exactly what the hand-out gives
 (the names the generated package imports).  Another numerical library
 (:data:`NUMERICAL`) or any other scratchnet name scores 0 for the exercise
-that uses it, as does reaching for modules or functions by name
-(``__import__``, ``importlib``, ``sys.modules``, ``__wrapped__``, ...).
-An exercise whose body is the chapter's own body is marked as copied.
+that uses it, with a message saying so.  Reading the source is never the
+boundary: the sandbox (:mod:`scratchnet.exercises.sandbox`) holds none of
+those libraries, so code that reaches for them by any other route only
+fails there.  An exercise whose body is the chapter's own body is marked as
+copied.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
-import re
 import tempfile
 import textwrap
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Sequence, Tuple
+
+from .definitions import chunks
 
 __all__ = ["NUMERICAL", "chunks", "find_package", "handout_names", "read_exercise"]
 
@@ -34,78 +37,6 @@ __all__ = ["NUMERICAL", "chunks", "find_package", "handout_names", "read_exercis
 NUMERICAL = ("torch", "scipy", "jax", "jaxlib", "tensorflow", "keras", "sklearn",
              "cupy", "numba", "autograd", "mxnet", "theano", "chainer", "pandas",
              "tinygrad", "mlx", "paddle", "numexpr", "sympy", "mpmath", "statsmodels")
-_REACHING = ("importlib", "ctypes", "gc", "inspect", "pickle", "marshal", "subprocess",
-             "multiprocessing", "os", "builtins")
-_REACHING_NAMES = {"__import__", "eval", "exec", "compile", "globals", "locals",
-                   "vars", "breakpoint"}
-_DUNDERS = {"__wrapped__", "__closure__", "__code__", "__globals__", "__func__",
-            "__self__", "__dict__", "__subclasses__", "__builtins__", "__loader__",
-            "__spec__", "__bases__", "__mro__", "__getattribute__", "__defaults__",
-            "__kwdefaults__", "_getframe", "f_back", "f_locals", "f_globals",
-            "tb_frame", "gi_frame", "cr_frame"}
-_START = re.compile(r"^(?![\s#)\]}]|else\b|elif\b|except\b|finally\b)")
-_NAMED = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)|^(\w+)\s*(?::[^=]*)?=")
-
-
-def chunks(text: str) -> List[Tuple[int, str, List[str]]]:
-    """A module's top-level statements, each with its decorators, as separate sources.
-
-    Parameters
-    ----------
-    text : str
-        The module's source; it need not parse.
-
-    Returns
-    -------
-    list of (int, str, list of str)
-        The first line (1-based), the source, and the names it defines
-        (a ``def`` or ``class`` name, or an assignment's target).
-
-    Examples
-    --------
-    >>> text = ("import numpy as np\\n\\ndef f(x)\\n    return x\\n\\n"
-    ...         "@d\\ndef g():\\n    pass\\n")
-    >>> [(line, names) for line, _, names in chunks(text)]
-    [(1, []), (3, ['f']), (6, ['g'])]
-    >>> [source for _, source, _ in chunks("from .softmax import a, b\\n")]
-    ['from .softmax import a\\n', 'from .softmax import b\\n']
-    """
-    lines = text.splitlines()
-    found: List[List[Any]] = []
-    decorated = False
-    for i, line in enumerate(lines, 1):
-        if not line.strip() or not _START.match(line):
-            if found:
-                found[-1][1].append(line)
-            continue
-        if decorated:
-            found[-1][1].append(line)
-        else:
-            found.append([i, [line]])
-        decorated = line.startswith("@")
-    out = []
-    for first, body in found:
-        names = [m.group(1) or m.group(2) for m in map(_NAMED.match, body[:8]) if m]
-        named = [n for n in names if n][:1]
-        source = "\n".join(body).rstrip() + "\n"
-        out += [(first, one, named) for one in _one_name_each(source)]
-    return out
-
-
-def _one_name_each(source: str) -> List[str]:
-    """An import of several names as one import per name (one missing costs only it)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return [source]
-    node = tree.body[0] if len(tree.body) == 1 else None
-    if not isinstance(node, (ast.Import, ast.ImportFrom)) or len(node.names) < 2:
-        return [source]
-    return [ast.unparse(type(node)(**{**dict(ast.iter_fields(node)),
-                                      "names": [alias]})) + "\n"
-            for alias in node.names]
-
-
 def find_package(directory: Any) -> Path:
     """The folder holding a submission's modules: itself, or its one subfolder.
 
@@ -303,11 +234,16 @@ def _allowed(full: str, given: frozenset, allow: Sequence[str]) -> bool:
         return True
     if top == "scratchnet":
         return any(full == g or full.startswith(g + ".") for g in given)
-    return top not in NUMERICAL and top not in _REACHING
+    return top not in NUMERICAL
 
 
 def _forbidden(node, helpers, bound, ex_id, chapter, given, allow, filename) -> str:
-    """Why the exercise's code (and the module's helpers it calls) is not allowed."""
+    """Which library the exercise's code (and the module's helpers it calls) imports
+    that the homework does not allow: a message before anything runs.
+
+    Not a boundary: the sandbox holds no such library (the import would fail
+    there), this only says so plainly.
+    """
     own = f"scratchnet.{chapter}.{ex_id}"
     seen, todo, uses = set(), [node], []
     while todo:
@@ -319,46 +255,31 @@ def _forbidden(node, helpers, bound, ex_id, chapter, given, allow, filename) -> 
                 if isinstance(helpers[sub.id], ast.FunctionDef):
                     todo.append(helpers[sub.id])
             uses.append(sub)
-    method = ex_id.partition(".")[2]
     bound = dict(bound)
     for sub in uses:   # imports inside the exercise: judged by what is used
         if isinstance(sub, (ast.Import, ast.ImportFrom)):
             for name, full in _bindings(sub):
                 bound[name] = (full, sub.lineno, ast.unparse(sub))
-    for sub in uses:
-        if isinstance(sub, (ast.Import, ast.ImportFrom)):
-            for _, full in _bindings(sub):
-                if full.split(".")[0] != "scratchnet" and not full.startswith(".") \
+                if not full.startswith(".") and full.split(".")[0] != "scratchnet" \
                         and not _allowed(full, given, allow):
                     return (f"uses {full} ({filename} line {sub.lineno}): not allowed "
                             f"in this homework")
-        if (isinstance(sub, ast.Attribute) and sub.attr in _DUNDERS) or \
-                (isinstance(sub, ast.Constant) and sub.value in _DUNDERS):
-            name = sub.attr if isinstance(sub, ast.Attribute) else sub.value
-            return (f"reaches for {name} ({filename} line {sub.lineno}): the "
-                    f"homework's code may not look inside functions or modules")
-        if isinstance(sub, ast.Name) and sub.id in _REACHING_NAMES:
-            return (f"calls {sub.id} ({filename} line {sub.lineno}): the homework's "
-                    f"code may not run or import code by name")
-        if isinstance(sub, ast.Attribute) and method and sub.attr == method and \
-                isinstance(sub.value, ast.Call) and \
-                getattr(sub.value.func, "id", "") == "super":
-            return (f"calls the chapter's own {ex_id} through super() ({filename} line "
-                    f"{sub.lineno}): write it, do not hand it back")
+    for sub in uses:
         dotted = _dotted(sub) if isinstance(sub, (ast.Attribute, ast.Name)) else []
-        if dotted and dotted[0] in bound:
-            origin, line, text = bound[dotted[0]]
-            if origin.startswith("."):
-                continue
-            full = ".".join([origin, *dotted[1:]])
-            if full == own or (full.endswith("." + ex_id) and \
-                    full.split(".")[0] == "scratchnet"):
-                return (f"hands back scratchnet's own {ex_id} ({filename} line "
-                        f"{sub.lineno}): write it, do not import it")
-            if not _allowed(origin, given, allow) or (
-                    origin.split(".")[0] == "scratchnet"
-                    and not _allowed(full, given, allow)):
-                top = origin.split(".")[0]
-                return (f"uses {full if top == 'scratchnet' else top} ({filename} "
-                        f"line {line}: {text.strip()}): not allowed in this homework")
+        if not dotted or dotted[0] not in bound:
+            continue
+        origin, line, text = bound[dotted[0]]
+        if origin.startswith("."):
+            continue
+        full = ".".join([origin, *dotted[1:]])
+        if full == own or (full.endswith("." + ex_id) and
+                           full.split(".")[0] == "scratchnet"):
+            return (f"hands back scratchnet's own {ex_id} ({filename} line "
+                    f"{sub.lineno}): write it, do not import it")
+        if not _allowed(origin, given, allow) or (
+                origin.split(".")[0] == "scratchnet"
+                and not _allowed(full, given, allow)):
+            top = origin.split(".")[0]
+            return (f"uses {full if top == 'scratchnet' else top} ({filename} "
+                    f"line {line}: {text.strip()}): not allowed in this homework")
     return ""

@@ -33,9 +33,6 @@ __all__ = ["CHECKS", "OBJECT_CHECKS", "STATUS_TEXT", "checks_of", "run_checks",
 #: What a check says when its exercise was not graded.
 STATUS_TEXT = {
     "todo": "not implemented yet",
-    "library": "hands back scratchnet's own {id} (the library's {id} ran during "
-               "its check): no points; write it with NumPy, the library's function "
-               "is what it is checked against",
 }
 
 
@@ -64,17 +61,16 @@ def _outcome(check: Any, arg: Any) -> Dict[str, Any]:
         e = err.error
         if e.get("todo"):
             return {"status": "todo", "message": "not implemented yet", "hint": ""}
-        if e.get("type") == "CheckTimeout":
-            return {"status": "error", "message": f"ran past the time limit"
-                    f"{e.get('where', '')}", "hint": ""}
+        located = {"location": e.get("location") or {}}
         if e.get("type") == "MemoryError":
-            return {"status": "error", "message": f"ran out of memory{e.get('where')}",
-                    "hint": "an array far larger than the inputs: check the shapes"}
+            return {"status": "error", "message": f"ran out of memory{err.where}",
+                    "hint": "an array far larger than the inputs: check the shapes",
+                    **located}
         if e.get("type") == "SystemExit":
-            return {"status": "error", "message": f"called sys.exit{e.get('where')}",
-                    "hint": "return a value; never exit the program"}
+            return {"status": "error", "message": f"called sys.exit{err.where}",
+                    "hint": "return a value; never exit the program", **located}
         return {"status": "error", "hint": "", "message":
-                f"raised {e.get('type')}: {e.get('message')}{e.get('where', '')}"}
+                f"raised {e.get('type')}: {e.get('message')}{err.where}", **located}
     except NotImplementedError:   # in process (assert_passes)
         return {"status": "todo", "message": "not implemented yet", "hint": ""}
     except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError,
@@ -126,8 +122,8 @@ def run_checks(ex: Exercise, side: Any, *, only: Sequence[str] = ()
 
     Raises
     ------
-    LibraryUsed, ChildLost
-        From the child: the grader decides what they cost.
+    ChildLost
+        From the child: the grader decides what it costs.
 
     Examples
     --------

@@ -7,10 +7,12 @@ library's over a few steps (and recognised when it climbs the loss or leaves
 the parameters as they were).  Then the student's code trains a network, in
 the child, on the ``unequal-variance`` task of :mod:`scratchnet.tasks`, whose
 posterior logit is a parabola in x (a network without its activation is
-linear in x and cannot follow it); the child returns the network's logits on
-the points the grader's integration rule chooses, and the grader computes
-the expected KL divergence to the exact posterior, which must be below
-:data:`KL_THRESHOLD`.  The checks see the student's side through the
+linear in x and cannot follow it), from the chapter's initial parameters;
+the child returns the trained parameters, as arrays, and the grader computes
+the network's outputs with the chapter's forward and their expected KL
+divergence to the exact posterior, which must be below :data:`KL_THRESHOLD`.
+No check calls a method of an object that lives in the child to judge it.
+The checks see the student's side through the
 interface of :class:`~scratchnet.exercises.sides.Objects`: ``s.new``,
 ``s.method``, ``s.function``, ``s.get``, ``s.assign``.
 """
@@ -29,13 +31,22 @@ from ..train import train_step
 from .diagnoses import missing_activation
 from .probes import Failed, expect_close, expect_each, fd_gradient, show
 
-__all__ = ["CHECKS", "KL_THRESHOLD", "TRAIN_STEPS", "train_to_posterior"]
+__all__ = ["CHECKS", "CHECKS_USE", "KL_THRESHOLD", "TRAIN_STEPS",
+           "train_to_posterior"]
 
 # nats: over seeds 0 to 11 the reference reaches at most 0.0040, a backward that
 # skips the ReLU at least 0.0118; a network linear in x at best 0.080 (logistic
 # regression on 100,000 samples); an untrained one 0.44
 KL_THRESHOLD = 0.008
 TRAIN_STEPS = 2000    # batches of 64 from tasks.unequal_variance(), SGD with lr 0.3
+
+#: What an exercise's checks build with besides its ``uses``: the child gets
+#: these references too (training a network needs a step and an update rule).
+CHECKS_USE = {"TwoLayerMLP.backward": ("train_step", "SGD.update", "cross_entropy",
+                                       "cross_entropy_grad"),
+              "train_step": ("TwoLayerMLP.forward", "TwoLayerMLP.backward",
+                             "SGD.update", "Adam.update", "cross_entropy",
+                             "cross_entropy_grad")}
 
 
 def _run(step: Any, each: list) -> list:
@@ -71,6 +82,11 @@ def train_to_posterior(s: Any = None, model: Any = None, step: Any = None,
     >>> train_to_posterior(seed=0) < KL_THRESHOLD
     True
     """
+    return _training(s, model, step, seed)[0]
+
+
+def _training(s: Any, model: Any, step: Any, seed: int) -> tuple:
+    """:func:`train_to_posterior`'s KL, and what was wrong with the first step ("")."""
     from .sides import Local
 
     s = s or Local(TwoLayerMLP)
@@ -78,21 +94,73 @@ def train_to_posterior(s: Any = None, model: Any = None, step: Any = None,
     rng = np.random.default_rng(seed + 1000)
     if model is None:
         model = s.new(1, 16, 2, rng=seed, library="mlp.TwoLayerMLP")
+    _set_params(s, model, TwoLayerMLP(1, 16, 2, rng=seed))   # the chapter's start
     optimizer = s.new(s.params_of(model), lr=0.3, library="optim.SGD")
     step = step or s.function("train.train_step", library=True)
-    _run(step, [[model, optimizer, *task.sample(64, rng)] for _ in range(TRAIN_STEPS)])
-    forward = s.method(model, "forward", names=["x"])
-    return float(task.expected_kl(lambda x: softmax(np.asarray(forward(x), float))))
+    batches = [task.sample(64, rng) for _ in range(TRAIN_STEPS)]
+    _run(step, [[model, optimizer, *batches[0]]])
+    first = _first_step(s, model, seed, batches[0])
+    _run(step, [[model, optimizer, *batch] for batch in batches[1:]])
+    trained = _trained(s, model, TwoLayerMLP(1, 16, 2, rng=seed))
+    return float(task.expected_kl(lambda x: softmax(trained.forward(x)))), first
+
+
+def _first_step(s: Any, model: Any, seed: int, batch: tuple) -> str:
+    """How the parameters after the first step differ from the chapter's ("": not).
+
+    So that the KL judges training by the gradients: parameters written in by
+    hand (a network trained elsewhere, put in place by ``backward`` or
+    ``train_step``) reach the posterior without a first step that follows the
+    gradients.
+    """
+    ref = TwoLayerMLP(1, 16, 2, rng=seed)
+    train_step(ref, SGD(ref.params, lr=0.3), *batch)
+    got = _trained(s, model, TwoLayerMLP(1, 16, 2, rng=seed))
+    for name, want in ref.params.items():
+        if not np.allclose(got.params[name], want, rtol=1e-4, atol=1e-7):
+            return (f"after the first of {TRAIN_STEPS} training steps from the "
+                    f"chapter's initial parameters, params[{name!r}] is "
+                    f"{show(got.params[name])}; the chapter's step gives {show(want)}")
+    return ""
+
+
+def _set_params(s: Any, model: Any, ref: TwoLayerMLP) -> None:
+    """Write the chapter network's parameters into the student's side's network."""
+    for name, value in ref.params.items():
+        s.assign(model, ["params", name], value)
+
+
+def _trained(s: Any, model: Any, into: TwoLayerMLP) -> TwoLayerMLP:
+    """The chapter's network holding the parameters the student's side trained.
+
+    Only arrays come back from the child: the outputs are computed here, with
+    the chapter's forward, never by a method of the child's object.
+    """
+    for name, value in into.params.items():
+        got = s.get(model, "params", name)
+        try:
+            array = np.asarray(got, dtype=value.dtype)
+        except (TypeError, ValueError):
+            array = None
+        if array is None or array.shape != value.shape:
+            raise Failed(f"after training, params[{name!r}] is {show(got)}; expected "
+                         f"an array of shape {value.shape}")
+        value[...] = array
+    return into
 
 
 def _posterior_check(s: Any, model: Any = None, step: Callable | None = None) -> None:
-    kl = train_to_posterior(s, model, step)
+    kl, first = _training(s, model, step, 0)
     if not kl < KL_THRESHOLD:
         raise Failed(f"after {TRAIN_STEPS} steps of SGD on tasks.unequal_variance() "
                      f"(seed 0) the expected KL to the posterior is {kl:.4g} nats; it "
                      f"must be below {KL_THRESHOLD} (the reference reaches 0.002; a "
                      "backward that skips the activation 0.012; a network linear in "
                      "x at best 0.08)")
+    if first:   # the posterior reached, but not by the gradients' steps
+        raise Failed(f"the expected KL is {kl:.4g} nats, but {first}",
+                     "training is judged by its steps too: each must be the one the "
+                     "gradients give, from the chapter's initial parameters")
 
 
 def _models(s, sizes, activation="relu", seed=0, dtype=np.float64):
@@ -217,6 +285,7 @@ def _train_step_checks():
         options = options or {"lr": 0.1}
         ref = TwoLayerMLP(1, 8, 2, rng=0)
         model = s.new(1, 8, 2, rng=0, library="mlp.TwoLayerMLP")
+        _set_params(s, model, ref)
         x, c = np.array([[0.0], [3.0], [1.0]]), np.array([0, 1, 1])
         before = ref.params["W1"].copy()
         opt = s.new(s.params_of(model), library=f"optim.{optimizer.__name__}",
@@ -227,7 +296,7 @@ def _train_step_checks():
         want = train_step(ref, optimizer(ref.params, **options), x, c)
         expect_close(got, want, f"the loss train_step returns for x = {show(x)}, "
                      f"targets = {c} (before the update)")
-        params = s.get(model, "params")
+        params = {name: s.get(model, "params", name) for name in ref.params}
         for name in ref.params:
             expect_close(params[name], ref.params[name], f"params[{name!r}] "
                          f"after one train_step with {optimizer.__name__}({options})",

@@ -72,6 +72,12 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--memory-mb", type=int, default=None, metavar="MB",
                        help="address space of the child process (default: the "
                             "assignment's, else 2048)")
+    grade.add_argument("--jobs", type=int, default=1, metavar="N",
+                       help="with --csv: grade N submissions at once (default 1)")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="where no sandbox can run (no bubblewrap, not root), "
+                            "run the submissions as you, with your files: only for "
+                            "code you trust")
     zipped = sub.add_parser("autograder", help="write Gradescope's autograder zip")
     zipped.add_argument("--assignment", required=True, metavar="FILE")
     zipped.add_argument("--out", required=True, metavar="ZIP")
@@ -90,7 +96,8 @@ def _check(args) -> int:
             raise UsageError("--csv grades a class by an assignment: give "
                              "--assignment FILE")
         rows = grade_class(args.directory, args.assignment, args.csv, progress=print,
-                           exercises=args.exercises)
+                           exercises=args.exercises, jobs=args.jobs,
+                           no_sandbox=args.no_sandbox)
         print(f"wrote {len(rows)} rows to {args.csv}")
         return 0
     if len(args.directory) > 1:
@@ -98,14 +105,15 @@ def _check(args) -> int:
     if args.assignment:
         report = grade(args.directory[0], args.assignment, json_path=args.json,
                        limit=args.time_limit, memory_mb=args.memory_mb,
-                       exercises=args.exercises)
+                       exercises=args.exercises, no_sandbox=args.no_sandbox)
     else:
         with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
             report = check(submission_package(args.directory[0], tmp), only=args.only,
                            json_path=args.json, limit=args.time_limit or 10.0,
-                           memory_mb=args.memory_mb or 2048, exercises=args.exercises)
+                           memory_mb=args.memory_mb or 2048, exercises=args.exercises,
+                           no_sandbox=args.no_sandbox)
     print(report.text())
-    for note in report.notes:   # about the grading (the child ran as root)
+    for note in report.notes:   # about the grading (the sandbox), to who grades
         print(f"note: {note}", file=sys.stderr)
     return 0 if report.score >= report.max_score else 1
 

@@ -9,7 +9,10 @@ its schema) says which exercises are graded and for how many points.  Here:
 - :func:`grade`: one submission by the assignment: exactly its exercises (one
   the submission lacks scores 0, "missing"), its points, and Gradescope's
   ``results.json`` written even when nothing could be graded;
-- :func:`grade_class`: many submissions into one CSV table, a row each;
+- :func:`grade_class`: many submissions into one CSV table, a row each,
+  written as it is graded: each submission in a grading process of its own
+  (``jobs`` at once), a submission that crashes its grading process is its
+  row's "grader error", never the table's end;
 - :func:`autograder_zip`: Gradescope's autograder, ``setup.sh`` (installs
   this version of scratchnet from a wheel inside the zip) and
   ``run_autograder`` (grades ``$AUTOGRADER_ROOT/submission``, default
@@ -20,13 +23,15 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from .assignment import read_assignment
 from .catalogue import CHAPTER_ORDER
@@ -34,6 +39,7 @@ from .grader import UsageError, check
 from .notebook import notebook_modules
 from .own import load_own
 from .report import Report
+from .sandbox import SandboxRefused, choose, describe, stage
 
 __all__ = ["autograder_zip", "grade", "grade_class", "submission_package"]
 
@@ -42,10 +48,17 @@ SETUP_SH = """\
 # Gradescope runs this once, from the autograder's folder (/autograder/source),
 # to build the image: it installs the scratchnet the assignment was made with,
 # from the wheel beside it (its dependencies, NumPy and Matplotlib, come from
-# the package index; nothing else is downloaded).
+# the package index), and bubblewrap, the sandbox the submissions run in, where
+# the image has apt-get (without it they run as a dedicated uid).
 set -euo pipefail
 cd "$(dirname "$0")"
 python3 -m pip install --no-cache-dir ./{wheel}
+if ! command -v bwrap >/dev/null && command -v apt-get >/dev/null \\
+        && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq \\
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) \\
+        >/dev/null || echo "no bubblewrap: submissions will run as a dedicated uid" >&2
+fi
 """
 
 RUN_AUTOGRADER = """\
@@ -128,6 +141,9 @@ def submission_package(upload: Any, workdir: Any) -> Path:
         shutil.rmtree(package)
     package.mkdir(parents=True)
     for module, text in notebook_modules(notebook).items():
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", module):   # a path: refused
+            raise UsageError(f"a cell of {notebook.name} names the module {module!r}: "
+                             f"not a module name")
         (package / f"{module}.py").write_text(text)
     meta = json.loads(notebook.read_text()).get("metadata", {}).get("scratchnet", {})
     (package / "__init__.py").write_text(   # the exercises it was made with
@@ -138,7 +154,8 @@ def submission_package(upload: Any, workdir: Any) -> Path:
 
 def grade(upload: Any, assignment: Any, *, json_path: Any = None,
           limit: float | None = None, memory_mb: int | None = None,
-          exercises: Any = None) -> Report:
+          exercises: Any = None, no_sandbox: bool = False,
+          isolation: str | None = None) -> Report:
     """Grade one upload by the assignment (see the module's docstring).
 
     Parameters
@@ -154,6 +171,10 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
         else 10 s and 2048 MB).
     exercises : str or Path, optional
         An instructor's exercises file (or named in the assignment).
+    no_sandbox : bool, default False
+        Run it without a sandbox where none can run (accepting the risk).
+    isolation : str, optional
+        The sandbox already chosen (:func:`~scratchnet.exercises.sandbox.choose`).
 
     Returns
     -------
@@ -175,9 +196,13 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
     _assignment(assignment, exercises)
     with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
         try:
-            package = submission_package(upload, tmp)
+            if not Path(upload).exists():
+                raise UsageError(f"no such submission: {upload}")
+            copy = stage(upload, Path(tmp) / "upload")   # plain files: no links
+            package = submission_package(copy, tmp)
             return check(package, assignment=assignment, json_path=json_path,
-                         exercises=exercises,
+                         exercises=exercises, no_sandbox=no_sandbox,
+                         isolation=isolation,
                          **({"limit": limit} if limit else {}),
                          **({"memory_mb": memory_mb} if memory_mb else {}))
         except UsageError as err:
@@ -188,8 +213,15 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
 
 
 def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
-                progress: Any = None, exercises: Any = None) -> List[Dict[str, Any]]:
+                progress: Callable[[str], Any] | None = None, exercises: Any = None,
+                jobs: int = 1, no_sandbox: bool = False) -> List[Dict[str, Any]]:
     """Grade many uploads into one CSV: a row each, a column per exercise, the total.
+
+    Each submission is graded in a grading process of its own, ``jobs`` at
+    once; each row is written (and flushed) as soon as it and those before
+    it are graded, so a table interrupted keeps what was finished.  A
+    submission that could not be graded (a bad upload, or one that crashed
+    its grading process) scores 0 with the reason in ``error``.
 
     Parameters
     ----------
@@ -200,14 +232,23 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
         Written with the columns ``submission``, one per exercise id, ``total``
         and ``error`` (why a submission could not be graded).
     progress : callable, optional
-        Called with a line per submission graded.
+        Called with the isolation note once, then a line per submission.
     exercises : str or Path, optional
         An instructor's exercises file (or named in the assignment).
+    jobs : int, default 1
+        Submissions graded at once.
+    no_sandbox : bool, default False
+        Grade without a sandbox where none can run (accepting the risk).
 
     Returns
     -------
     list of dict
         The rows.
+
+    Raises
+    ------
+    UsageError
+        A bad assignment, or no sandbox here (with the options).
 
     Examples
     --------
@@ -226,23 +267,41 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
     """
     spec, _ = _assignment(assignment, exercises)
     ids = [e["id"] for e in spec["exercises"]]
-    rows = []
-    for upload in uploads:
+    total = sum(e["points"] for e in spec["exercises"])
+    try:
+        kind = choose(no_sandbox)
+    except SandboxRefused as err:
+        raise UsageError(str(err)) from None
+    if progress:
+        progress(describe(kind))
+
+    def one(upload: Any) -> Dict[str, Any]:
         row: Dict[str, Any] = {"submission": Path(upload).name}
         try:
-            report = grade(upload, assignment, exercises=exercises)
+            report = grade(upload, assignment, exercises=exercises, isolation=kind)
             row.update({r["id"]: f"{r['points']:g}" for r in report.results})
             row.update(total=f"{report.score:g}", error="")
         except UsageError as err:
             row.update({i: "0" for i in ids}, total="0", error=str(err))
-        rows.append(row)
-        if progress:
-            progress(f"{row['submission']}: {row['total']}/"
-                     f"{sum(e['points'] for e in spec['exercises']):g}")
-    with open(csv_path, "w", newline="") as out:
+        except Exception as err:   # the grading process crashed: this row only
+            text = " ".join(str(err).split())[-300:]
+            row.update({i: "0" for i in ids}, total="0",
+                       error=f"grader error: {type(err).__name__}: {text}")
+        return row
+
+    rows = []
+    with open(csv_path, "w", newline="") as out, \
+            ThreadPoolExecutor(max_workers=max(1, int(jobs))) as pool:
         writer = csv.DictWriter(out, fieldnames=["submission", *ids, "total", "error"])
         writer.writeheader()
-        writer.writerows(rows)
+        out.flush()
+        for row in pool.map(one, uploads):
+            writer.writerow(row)
+            out.flush()
+            rows.append(row)
+            if progress:
+                progress(f"{row['submission']}: {row['total']}/{total:g}"
+                         + (f" ({row['error'][:120]})" if row["error"] else ""))
     return rows
 
 

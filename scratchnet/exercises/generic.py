@@ -35,7 +35,7 @@ import numpy as np
 from .catalogue import Exercise, chapter_exercise, chapter_of
 from .own import REGISTRY, OwnExercise
 from .probes import Failed, expect_close, show, unchanged
-from .remote import ChildLost, LibraryUsed, StudentRaised
+from .remote import ChildLost, StudentRaised
 from .source import chapter_module, function_text, reference
 
 __all__ = ["assert_examples", "examples_check", "generic_checks", "own_checks",
@@ -98,12 +98,10 @@ def random_inputs(name: str, covers: Tuple[str, ...],
 
 class _Runner(doctest.DocTestRunner):
     """A doctest runner that lets "not implemented yet", and what the child says
-    (the student's code raised, hung, or handed back the library's), through to
-    the grader."""
+    (the student's code raised or hung), through to the grader."""
 
     def report_unexpected_exception(self, out, test, example, exc_info):
-        if issubclass(exc_info[0], (NotImplementedError, StudentRaised, ChildLost,
-                                    LibraryUsed)):
+        if issubclass(exc_info[0], (NotImplementedError, StudentRaised, ChildLost)):
             raise exc_info[1]
         super().report_unexpected_exception(out, test, example, exc_info)
 

@@ -1,43 +1,52 @@
-"""The grader: the submission answers, the grader decides, and nothing outlives grading.
+"""The grader: the submission answers in a sandbox, the grader decides.
 
-:func:`~scratchnet.exercises.check` reads the assignment (or, for a
-student's self-check, the list in the package), then starts a dedicated
-grading process (``python -m scratchnet.exercises.grader JOB``) and reads
-its report.  That process reads
-the submission's source first (:mod:`scratchnet.exercises.analysis`:
-missing, broken, forbidden), becomes a child subreaper (Linux), starts the
-child that imports the submission (:mod:`scratchnet.exercises.remote`), and
-runs each check with its own copy of the checks: every expected value,
-comparison, diagnosis, carry-forward decision and point is decided here.
-When the child dies or hangs, the check it was in is charged and a new child
-answers the rest.  Before the report goes out, the child's process group and
-every descendant that escaped it are killed.
+:func:`~scratchnet.exercises.check` copies the submission (plain files only,
+:func:`~scratchnet.exercises.sandbox.stage`), chooses the sandbox
+(:func:`~scratchnet.exercises.sandbox.choose`: refused without one unless
+the code is the student's own or ``no_sandbox``), and starts a dedicated
+grading process, ``python -I -S`` in a private folder, sending it the job on
+its stdin (never in its argv, where any process could read it).  That
+process reads the submission's source first (missing, broken, a library
+import: messages), then grades each exercise in a fresh sandboxed child
+(:mod:`scratchnet.exercises.remote`) that holds NumPy, the submission, the
+answering shim and the reference source of the exercise's dependencies,
+nothing else.  Every expected value, comparison, diagnosis, carry-forward
+decision and point is decided in the grading process.  When the child dies,
+the check it was in is charged and a new child answers the rest; when it
+runs past the time limit, the exercise's remaining checks are skipped.
 """
 
 from __future__ import annotations
 
 import ast
+import ctypes
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
-from .analysis import NUMERICAL, find_package, handout_names, read_exercise
+from .analysis import find_package, handout_names, read_exercise
 from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
-from .checking import checks_of, run_checks, scored
-from .own import child_homes, load_own
-from .privileges import child_environment, isolate
-from .reaper import become_reaper, reap
-from .remote import Child, ChildLost, LibraryUsed
+from .checking import checks_of, scored
+from .confine import kill_uid, uid_for
+from .grading import Children, exercise_budget, grade_exercise
+from .own import load_own
 from .report import Report
-from .sides import Objects
+from .sandbox import Sandbox, SandboxRefused, choose, describe, stage
 
-__all__ = ["Report", "UsageError", "check", "exercises_in", "grade", "main"]
+__all__ = ["Report", "UsageError", "check", "exercises_in", "grade", "main",
+           "owned_by_me", "time_budget"]
+
+#: The largest job the grading process reads from its stdin.
+MAX_JOB_BYTES = 2**20
 
 
 class UsageError(ValueError):
@@ -127,58 +136,10 @@ def exercises_in(directory: Any) -> List[Exercise]:
     return found
 
 
-class _Children:
-    """The current child, started (and its modules loaded) when a check needs one."""
-
-    def __init__(self, directory: Path, modules: Dict[str, bool], job: Dict) -> None:
-        self.directory, self.modules, self.job = directory, modules, job
-        self.current: Child | None = None
-        self.dead: Dict[str, str] = {}
-        self.broken: Dict[str, str] = {}
-
-    def get(self) -> Child:
-        while self.current is None:
-            child = Child(self.directory, child_homes(self.job["exercises"]),
-                          [m for m in NUMERICAL if m not in self.job["allow"]],
-                          limit=self.job["limit"], memory_mb=self.job["memory_mb"],
-                          account=self.job["account"])
-            try:
-                for module, by_function in self.modules.items():
-                    if module in self.dead:
-                        continue
-                    at = module
-                    answer = child.request({"op": "load", "module": module,
-                                            "by_function": by_function})
-                    found = (answer.get("value") or {}).get("broken", {})
-                    self.broken.update({f"{module}.{n}": w for n, w in found.items()})
-                self.current = child
-            except ChildLost as err:
-                self.dead[at] = str(err)
-        return self.current
-
-    def lost(self) -> None:
-        self.current = None
-
-    def stop(self) -> None:
-        if self.current is not None:
-            self.current.stop()
-            self.current = None
-
-
-def _run(ex: Exercise, children: _Children, replace: Sequence[str],
-         only: Sequence[str] = ()) -> List[Dict[str, Any]]:
-    """The checks, one at a time: a lost child costs the check it was in."""
-    out = []
-    for name in [c.name for c in checks_of(ex.id)]:
-        if only and name not in only:
-            continue
-        try:
-            out += run_checks(ex, Objects(children.get(), ex.id, replace), only=[name])
-        except ChildLost as err:
-            children.lost()
-            out.append({"name": name, "status": "error", "hint": "",
-                        "message": str(err)})
-    return out
+def _not_dumpable() -> None:
+    """No process of the same user may ptrace this one or read its memory (Linux)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)   # PR_SET_DUMPABLE, 0
 
 
 def grade(job: Dict[str, Any]) -> Report:
@@ -187,9 +148,10 @@ def grade(job: Dict[str, Any]) -> Report:
     Parameters
     ----------
     job : dict
-        ``dir`` (the package folder), ``exercises`` (the assignment's
-        entries), ``allow``, ``limit`` (seconds per check), ``memory_mb``,
-        ``mode``, ``own`` (the instructor's exercises files).
+        ``dir`` (the staged package folder), ``exercises`` (the
+        assignment's entries), ``allow``, ``limit`` (seconds per check),
+        ``memory_mb``, ``mode``, ``own`` (the instructor's exercises files),
+        ``isolation`` (one of :data:`~scratchnet.exercises.sandbox.KINDS`).
 
     Returns
     -------
@@ -201,75 +163,46 @@ def grade(job: Dict[str, Any]) -> Report:
     True
     """
     start = time.perf_counter()
-    become_reaper()
+    _not_dumpable()
     load_own(*job.get("own", []))   # the instructor's exercises files
-    # as root: a copy nobody may only read, and a child started as nobody
-    directory, account, notes = isolate(Path(job["dir"]))
-    entries = {e["id"]: e for e in job["exercises"]}
-    exercises = select(list(entries))
-    given = handout_names(tuple(ex.id for ex in exercises))
-    findings = {ex.id: read_exercise(directory, ex.chapter, ex.id, given=given,
-                                     allow=[*job["allow"],
-                                            *entries[ex.id].get("allow", [])])
-                for ex in exercises}
-    modules: Dict[str, bool] = {}
-    for ex in exercises:
-        if findings[ex.id]["status"] == "ok":
-            modules[ex.chapter] = modules.get(ex.chapter, False) or \
-                findings[ex.id]["broken_module"]
-    # modules built definition by definition first: the others import them
-    modules = dict(sorted(modules.items(), key=lambda item: not item[1]))
-    done: Dict[str, Dict[str, Any]] = {}
-    failed: set = set()
-    children = _Children(directory, modules, {**job, "account": account})
+    workdir = Path(tempfile.mkdtemp(prefix="scratchnet-grading-"))
     try:
+        box = Sandbox(job["isolation"], Path(job["dir"]), workdir,
+                      memory_mb=job["memory_mb"], allow=job["allow"],
+                      cpu_seconds=int(max(60, 40 * job["limit"])))
+        entries = {e["id"]: e for e in job["exercises"]}
+        exercises = select(list(entries))
+        given = handout_names(tuple(ex.id for ex in exercises))
+        findings = {ex.id: read_exercise(box.package, ex.chapter, ex.id, given=given,
+                                         allow=[*job["allow"],
+                                                *entries[ex.id].get("allow", [])])
+                    for ex in exercises}
+        modules: Dict[str, bool] = {}
         for ex in exercises:
-            done[ex.id] = _grade_one(ex, findings[ex.id], children, failed)
+            if findings[ex.id]["status"] == "ok":
+                modules[ex.chapter] = modules.get(ex.chapter, False) or \
+                    findings[ex.id]["broken_module"]
+        modules = dict(sorted(modules.items(), key=lambda item: not item[1]))
+        dead: Dict[str, str] = {}
+        done: Dict[str, Dict[str, Any]] = {}
+        failed: set = set()
+        for ex in exercises:
+            done[ex.id] = grade_exercise(ex, findings[ex.id], failed,
+                                     Children(ex, box, job, modules, dead))
             if done[ex.id]["status"] != "graded" or any(
                     c["status"] in ("fail", "error") for c in done[ex.id]["checks"]):
                 failed.add(ex.id)
     finally:
-        children.stop()
-        reap()
+        shutil.rmtree(workdir, ignore_errors=True)
     return Report([scored(done[ex.id], ex, entries[ex.id]) for ex in exercises],
-                  time.perf_counter() - start, job.get("mode", "assignment"), notes)
-
-
-def _grade_one(ex: Exercise, finding: Dict[str, Any], children: _Children,
-               failed: set) -> Dict[str, Any]:
-    result = {"id": ex.id, "status": "graded", "checks": [],
-              "copied": finding["copied"]}
-    if finding["status"] != "ok":
-        return {**result, "status": finding["status"], "message": finding["message"]}
-    children.get()
-    key = f"{ex.chapter}.{ex.id.split('.')[0]}"
-    if ex.chapter in children.dead or key in children.broken:
-        why = children.broken.get(key) or children.dead[ex.chapter]
-        return {**result, "status": "error", "message": f"{ex.chapter}.py: {why}"}
-    try:
-        checks = _run(ex, children, [])
-    except LibraryUsed:
-        return {**result, "status": "library"}
-    if any(c["status"] == "todo" for c in checks):
-        return {**result, "status": "todo"}
-    wrong = [c["name"] for c in checks if c["status"] != "pass"]
-    suspects = [use for use in ex.uses if use in failed]
-    if wrong and suspects:
-        try:
-            again = {c["name"]: c for c in _run(ex, children, suspects, wrong)}
-        except LibraryUsed:
-            again = {}
-        for c in checks:
-            if again.get(c["name"], {}).get("status") == "pass":
-                c.update(status="carried", message="", credit=1.0, hint=(
-                    f"passes with the library's {' and '.join(suspects)} in place of "
-                    f"yours: fix {' and '.join(suspects)} (graded there)"))
-    return {**result, "checks": checks}
+                  time.perf_counter() - start, job.get("mode", "assignment"),
+                  [describe(job["isolation"])], job["isolation"])
 
 
 def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
           json_path: Any = None, limit: float = 10.0, memory_mb: int = 2048,
-          exercises: Any = None) -> Report:
+          exercises: Any = None, no_sandbox: bool = False,
+          isolation: str | None = None) -> Report:
     """Grade a submission: the assignment's exercises, in a grading process of its own.
 
     Parameters
@@ -291,7 +224,15 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     limit : float, default 10
         Seconds per check.
     memory_mb : int, default 2048
-        Address space of the child process (Linux; not enforced on macOS).
+        Address space of the child process.
+    no_sandbox : bool, default False
+        Run the submission without a sandbox, as this user, where none can
+        run (accepting the risk: only for code you trust).  A self-check
+        (no assignment: the student's own code) runs without one where
+        there is none.
+    isolation : str, optional
+        The sandbox already chosen (:func:`~scratchnet.exercises.sandbox.choose`),
+        for a class graded with one choice.
 
     Returns
     -------
@@ -300,8 +241,8 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     Raises
     ------
     UsageError
-        No such folder, no exercises, a bad assignment or an id in ``only``
-        not graded.
+        No such folder, no exercises, a bad assignment, an id in ``only``
+        not graded, or no sandbox here (with the options).
 
     Examples
     --------
@@ -316,51 +257,135 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
     start = time.perf_counter()
     if not Path(directory).is_dir():
         raise UsageError(f"no such directory: {directory}")
-    package = find_package(directory).resolve()
-    job: Dict[str, Any] = {"dir": str(package), "limit": limit, "memory_mb": memory_mb,
-                           "allow": [], "own": load_own(exercises, assignment)}
-    if assignment is not None:
-        try:
-            data = read_assignment(assignment)
-        except ValueError as err:
-            raise UsageError(str(err)) from None
-        job.update(exercises=data["exercises"], allow=data["allow"])
-        job["limit"] = float(data.get("time_limit", limit))
-        job["memory_mb"] = int(data.get("memory_mb", memory_mb))
-    else:
-        job.update(mode="self-check", exercises=[
-            {"id": e.id, "points": e.points} for e in exercises_in(package)])
-    if only:
-        try:
-            wanted = {ex.id for ex in select(list(only))}
-        except KeyError as err:
-            raise UsageError(err.args[0]) from None
-        job["exercises"] = [e for e in job["exercises"] if e["id"] in wanted]
-        if not job["exercises"]:
-            raise UsageError(f"none of {', '.join(only)} is graded in {directory}")
-    env = {**os.environ, "PYTHONPATH": child_environment()["PYTHONPATH"]}
-    proc = subprocess.run([sys.executable, "-m", "scratchnet.exercises.grader",
-                           json.dumps(job)], capture_output=True, env=env,
-                          stdin=subprocess.DEVNULL)
-    lines = proc.stdout.decode(errors="replace").strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"the grading process failed (exit status "
-                           f"{proc.returncode}): "
-                           f"{proc.stderr.decode(errors='replace')[-1500:]}")
-    report = Report.from_json(lines[-1])
+    try:
+        kind = isolation or choose(no_sandbox, own_code=assignment is None
+                                   and owned_by_me(directory))
+    except SandboxRefused as err:
+        raise UsageError(str(err)) from None
+    with tempfile.TemporaryDirectory(prefix="scratchnet-check-") as tmp:
+        package = find_package(stage(directory, Path(tmp) / "upload"))
+        job: Dict[str, Any] = {"dir": str(package), "limit": limit,
+                               "memory_mb": memory_mb, "allow": [],
+                               "own": load_own(exercises, assignment),
+                               "isolation": kind}
+        if assignment is not None:
+            try:
+                data = read_assignment(assignment)
+            except ValueError as err:
+                raise UsageError(str(err)) from None
+            job.update(exercises=data["exercises"], allow=data["allow"])
+            job["limit"] = float(data.get("time_limit", limit))
+            job["memory_mb"] = int(data.get("memory_mb", memory_mb))
+        else:
+            job.update(mode="self-check", exercises=[
+                {"id": e.id, "points": e.points} for e in exercises_in(package)])
+        if only:
+            try:
+                wanted = {ex.id for ex in select(list(only))}
+            except KeyError as err:
+                raise UsageError(err.args[0]) from None
+            job["exercises"] = [e for e in job["exercises"] if e["id"] in wanted]
+            if not job["exercises"]:
+                raise UsageError(f"none of {', '.join(only)} is graded in {directory}")
+        report = _grading_process(job, Path(tmp))
     report.seconds = time.perf_counter() - start
     if json_path is not None:
         Path(json_path).write_text(json.dumps(report.gradescope(), indent=2) + "\n")
     return report
 
 
+def owned_by_me(directory: Any) -> bool:
+    """Whether every file and folder of ``directory`` belongs to this process's user.
+
+    A self-check runs without a sandbox where none can run only on code that
+    is one's own: a folder with anyone else's file in it is someone else's.
+
+    Parameters
+    ----------
+    directory : str or Path
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     owned_by_me(tmp)
+    True
+    """
+    me = os.geteuid()
+    for folder, dirs, files in os.walk(directory):
+        if any(os.lstat(os.path.join(folder, n)).st_uid != me for n in [*dirs, *files]):
+            return False
+    return os.lstat(directory).st_uid == me
+
+
+def _grading_process(job: Dict[str, Any], tmp: Path) -> Report:
+    """Run :func:`main` in a new ``python -I -S`` in a private folder, job on stdin."""
+    home = tmp / "grader"
+    home.mkdir()
+    # this scratchnet first, then this process's own path (its package folders and
+    # what their .pth files added), never the working folder; -S: no sitecustomize
+    # or .pth file runs in the grading process
+    here = os.path.realpath(os.getcwd())
+    path = [str(Path(__file__).resolve().parents[2]),
+            *[p for p in sys.path if os.path.isabs(p) and os.path.realpath(p) != here]]
+    boot = (f"import sys; sys.path[:0] = {path!r}; "
+            "from scratchnet.exercises.grader import main; sys.exit(main([]))")
+    budget = time_budget(job)
+    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", boot], cwd=home,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = proc.communicate(json.dumps(job).encode(), timeout=budget)
+    except subprocess.TimeoutExpired:   # the grader's own clock, around everything
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        if os.geteuid() == 0:   # what its children left, as their uids
+            for serial in range(256):
+                kill_uid(uid_for(proc.pid, serial))
+        raise RuntimeError(f"the grading process ran past its time budget of "
+                           f"{budget:.0f} s and was stopped") from None
+    text = out.decode(errors="replace").strip()
+    if proc.returncode != 0 or not text:
+        raise RuntimeError(f"the grading process failed (exit status "
+                           f"{proc.returncode}): "
+                           f"{err.decode(errors='replace')[-1500:]}")
+    return Report.from_json(text)
+
+
+def time_budget(job: Dict[str, Any]) -> float:
+    """The wall-clock seconds a grading process may take: every check at its limit.
+
+    Parameters
+    ----------
+    job : dict
+        ``exercises`` and ``limit`` (seconds per call).
+
+    Returns
+    -------
+    float
+        Per exercise, its checks and a module load each at the limit, plus a
+        minute for the sandbox and the rest.
+
+    Examples
+    --------
+    >>> time_budget({"exercises": [{"id": "relu_backward"}], "limit": 10.0})
+    180.0
+    """
+    ids = [e["id"] for e in job["exercises"]]
+    return 60.0 + sum(exercise_budget(len(checks_of(i)), job["limit"]) for i in ids)
+
+
 def main(argv: Sequence[str]) -> int:
-    """The grading process: ``python -m scratchnet.exercises.grader JOB``.
+    """The grading process: reads one JSON job (see :func:`grade`) on its stdin.
 
     Parameters
     ----------
     argv : sequence of str
-        One JSON job (see :func:`grade`).
+        None: the job is never in the argv.
 
     Returns
     -------
@@ -369,12 +394,15 @@ def main(argv: Sequence[str]) -> int:
 
     Examples
     --------
-    >>> main([])
+    >>> main(["job"])
     2
     """
-    if len(argv) != 1:
+    if argv:
         return 2
-    report = grade(json.loads(argv[0]))
+    text = sys.stdin.buffer.read(MAX_JOB_BYTES + 1)
+    if len(text) > MAX_JOB_BYTES:
+        return 2
+    report = grade(json.loads(text))
     sys.stdout.write(report.to_json() + "\n")
     sys.stdout.flush()
     return 0

@@ -1,71 +1,80 @@
-"""The child seen from the grader: a process under limits, and calls that run in it.
+"""The child seen from the grader: a sandboxed process, and calls that run in it.
 
-:class:`Child` starts the child (:mod:`scratchnet.exercises.child`) in a
-session and process group of its own, under a memory and a CPU limit, and
-reads each answer with a deadline and a size limit; :meth:`Child.stop` kills
-the whole group.  A check calls the student's function as if it were here:
-:class:`Remote` sends the arguments, and gives back what came back, writing
-the arguments as they are after the call into the caller's arrays (so an
-in-place update looks in place).  A call fails its check when an argument
-the exercise may not change came back changed: "inputs unchanged" holds for
-every exercise.
+:class:`Child` starts the answering shim (:mod:`scratchnet.exercises.shim`)
+in the sandbox (:mod:`scratchnet.exercises.sandbox`), one per exercise, and
+reads each answer with a deadline and a size limit checked before the frame
+is read; :meth:`Child.stop` kills the sandbox and all it started.  A check
+calls the student's function as if it were here: :class:`Remote` sends the
+arguments, and gives back what came back, writing the arguments as they are
+after the call into the caller's arrays (so an in-place update looks in
+place).  A call fails its check when an argument the exercise may not
+change came back changed: "inputs unchanged" holds for every exercise.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import secrets
-import signal
-import subprocess
-import sys
-import tempfile
+import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
-from .catalogue import OWN
-from .privileges import Account, child_environment
+from .frames import ProtocolError, pack, read_frame, unpack, write_frame
 from .probes import Failed, show
-from .protocol import ProtocolError, pack, read_frame, unpack, write_frame
+from .sandbox import Sandbox
 
-__all__ = ["Child", "ChildLost", "LibraryUsed", "Remote", "StudentRaised"]
+__all__ = ["Child", "ChildLost", "Remote", "StudentRaised", "where"]
+
+
+def where(location: Dict[str, Any]) -> str:
+    """A location in the student's files as a message's tail: `` at FILE line N: TEXT``.
+
+    Parameters
+    ----------
+    location : dict
+        ``file``, ``line`` and optionally ``text`` (empty: not in the student's
+        files).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> where({"file": "softmax.py", "line": 3, "text": "return x"})
+    ' at softmax.py line 3: return x'
+    >>> where({})
+    ''
+    """
+    if not location or not location.get("file"):
+        return ""
+    text = f" at {location['file']} line {location.get('line', 0)}"
+    return text + (f": {location['text']}" if location.get("text") else "")
 
 
 class StudentRaised(Exception):
-    """The student's code raised: ``error`` holds type, message, where, todo.
+    """The student's code raised: ``error`` holds type, message, location, todo.
 
     Parameters
     ----------
     error : dict
-        The child's account: ``type``, ``message``, ``where`` (the student's
-        file and line), ``todo`` (a ``NotImplementedError`` of the student's).
+        The child's account: ``type``, ``message``, ``location`` (the
+        student's ``file``, ``line`` and ``text``: kept as data so that a
+        hand-out's cells can be mapped from it), ``todo`` (a
+        ``NotImplementedError`` of the student's).
 
     Examples
     --------
-    >>> StudentRaised({"type": "ValueError", "message": "m", "where": ""}).error["type"]
-    'ValueError'
+    >>> StudentRaised({"type": "ValueError", "message": "m"}).where
+    ''
     """
 
     def __init__(self, error: Dict[str, Any]) -> None:
         super().__init__(f"{error.get('type')}: {error.get('message')}")
         self.error = error
-
-
-class LibraryUsed(Exception):
-    """The library's own object of the exercise ran during its check.
-
-    Parameters
-    ----------
-    exercise : str
-        The exercise's id.
-
-    Examples
-    --------
-    >>> str(LibraryUsed("softmax"))
-    'softmax'
-    """
+        self.where = where(error.get("location") or {})
 
 
 class ChildLost(Exception):
@@ -75,32 +84,37 @@ class ChildLost(Exception):
     ----------
     message : str
         What happened, for the check it happened in.
+    timed_out : bool, default False
+        It ran past the time limit (the exercise's other checks are skipped).
+    location : dict, optional
+        Where in the student's files it was stopped.
 
     Examples
     --------
-    >>> str(ChildLost("no answer within 12 s"))
-    'no answer within 12 s'
+    >>> ChildLost("no answer within 12 s", timed_out=True).timed_out
+    True
     """
+
+    def __init__(self, message: str, timed_out: bool = False,
+                 location: Dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.timed_out, self.location = timed_out, location or {}
 
 
 class Child:
-    """The child process and its two pipes.
+    """One sandboxed child: started for one exercise, answering over two pipes.
 
     Parameters
     ----------
-    directory : Path
-        The submission's package folder.
+    box : Sandbox
+        The grading process's sandbox.
     homes : dict
-        Exercise id -> chapter, for every watched library object.
-    refuse : list of str
-        Modules the student's code may not import.
+        Exercise id -> the submission's module that defines it.
+    references : dict
+        The carried references, id -> source
+        (:func:`~scratchnet.exercises.carried.carried`).
     limit : float
         Seconds per call.
-    memory_mb : int
-        Address-space limit (Linux).
-    account : Account, optional
-        Start the child as this account (a grader running as root), in a
-        working directory it may read but not write.
 
     Examples
     --------
@@ -108,30 +122,18 @@ class Child:
     True
     """
 
-    def __init__(self, directory: Path, homes: Dict[str, str], refuse: List[str], *,
-                 limit: float, memory_mb: int, account: Optional[Account] = None
-                 ) -> None:
-        self.limit = limit
-        self.root = os.path.realpath(directory)
-        self.workdir = tempfile.TemporaryDirectory(prefix="scratchnet-child-")
-        req_r, self.req_w = os.pipe()
-        self.ans_r, ans_w = os.pipe()
-        if account is not None:
-            os.chmod(self.workdir.name, 0o755)   # root's: nobody reads, never writes
-        self.log = Path(self.workdir.name) / "stderr.txt"
-        cpu = int(max(60, 40 * limit))
-        with open(self.log, "wb") as stderr:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "scratchnet.exercises.child", str(req_r),
-                 str(ans_w), str(memory_mb), str(cpu)], pass_fds=(req_r, ans_w),
-                start_new_session=True, stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=stderr, cwd=self.workdir.name,
-                env=child_environment(), **(account.popen() if account else {}))
-        os.close(req_r)
-        os.close(ans_w)
-        self.request({"op": "start", "dir": str(directory), "library": homes,
-                      "refuse": refuse, "watch": [i for i in homes if i not in OWN]},
-                     timeout=60)
+    count = 0
+
+    def __init__(self, box: Sandbox, homes: Dict[str, str],
+                 references: Dict[str, str], *, limit: float) -> None:
+        self.box, self.limit = box, limit
+        Child.count += 1
+        self.log = Path(box.workdir) / f"child-{Child.count}.log"
+        with open(self.log, "wb") as log:
+            self.proc = box.start(log.fileno())
+        os.set_blocking(self.proc.stdin.fileno(), False)   # writes have a deadline too
+        self.request({"op": "start", "package": box.root, "homes": homes,
+                      "references": references}, timeout=60)
 
     def request(self, message: Dict[str, Any], timeout: float | None = None
                 ) -> Dict[str, Any]:
@@ -142,12 +144,13 @@ class Child:
         message : dict
             A request (see :mod:`scratchnet.exercises.protocol`).
         timeout : float, optional
-            Seconds for the answer (default: the limit per call, plus 2).
+            Seconds for the answer (default: the limit per call, plus 0.5 for
+            the transfer: the grader's clock is the only limit).
 
         Returns
         -------
         dict
-            The answer.
+            The answer: ``ok`` and ``value``, or ``error``.
 
         Raises
         ------
@@ -159,37 +162,38 @@ class Child:
         >>> callable(Child.request)
         True
         """
-        wait = timeout if timeout is not None else self.limit + 2.0
-        nonce = secrets.token_hex(8)   # an answer must echo its request's nonce
+        wait = timeout if timeout is not None else self.limit + 0.5   # the transfer
         try:
-            write_frame(self.req_w, pack({**message, "nonce": nonce}))
-            answer = unpack(read_frame(self.ans_r, timeout=wait))
-            if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool) \
-                    or answer.get("nonce") != nonce:
-                raise ProtocolError("an answer that is not the answer to this request")
+            start = time.monotonic()
+            write_frame(self.proc.stdin.fileno(), pack(message), timeout=wait)
+            answer = unpack(read_frame(self.proc.stdout.fileno(), timeout=max(
+                0.0, wait - (time.monotonic() - start))))
+            if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
+                raise ProtocolError("an answer that is not one")
             return answer
         except (ProtocolError, OSError) as err:
-            tail = self.log.read_text(errors="replace").strip()[-300:] \
-                if self.log.exists() else ""
             exited = self.proc.poll() is not None
-            where = "" if exited else self.where_stopped()
+            late = not exited and ("no answer within" in str(err)
+                                   or "not read within" in str(err))
             self.stop()
+            stopped = self.where_stopped()
             if exited:
-                raise ChildLost(f"the grader's child process died (exit status "
-                                f"{self.proc.returncode}) while answering {tail}"
-                                ) from None
-            raise ChildLost(f"{err}: the child was stopped{where} (a hang past the "
-                            f"time limit of {self.limit:g} s, or an answer that is not "
-                            f"one)") from None
+                raise ChildLost(f"the child process died (exit status "
+                                f"{self.proc.returncode}){where(stopped)}",
+                                location=stopped) from None
+            if late:
+                raise ChildLost(f"ran past the time limit ({self.limit:g} s), "
+                                f"stopped{where(stopped) or ' (where is unknown)'}",
+                                timed_out=True, location=stopped) from None
+            raise ChildLost(f"{err}: the child was stopped", location=stopped) from None
 
-    def where_stopped(self) -> str:
-        """The student's line a hanging child is on, as `` at FILE line N`` (or "").
+    def tail(self, size: int = 65536) -> str:
+        """The end of the child's log (its prints, its tracebacks).
 
-        The child runs with ``PYTHONFAULTHANDLER``: on ``SIGABRT`` it writes its
-        Python traceback to its stderr log, also from inside C code (a regular
-        expression that backtracks for ever, a huge product) where the per-call
-        timer cannot interrupt it.  The innermost frame in the student's files
-        is where the loop was stopped.
+        Parameters
+        ----------
+        size : int
+            Bytes read at most.
 
         Returns
         -------
@@ -197,22 +201,42 @@ class Child:
 
         Examples
         --------
-        >>> callable(Child.where_stopped)
+        >>> callable(Child.tail)
         True
         """
         try:
-            os.kill(self.proc.pid, signal.SIGABRT)
-            self.proc.wait(timeout=2.0)
-        except (OSError, subprocess.TimeoutExpired):
+            with open(self.log, "rb") as f:
+                f.seek(max(0, os.path.getsize(self.log) - size))
+                return f.read(size).decode(errors="replace")
+        except OSError:
             return ""
-        dump = self.log.read_text(errors="replace").rsplit("Fatal Python error", 1)[-1]
+
+    def where_stopped(self) -> Dict[str, Any]:
+        """Where the student's code was when the child was stopped or died.
+
+        The shim has ``faulthandler`` dump the Python stack to the log when a
+        call runs past its limit, also from inside C code; the innermost frame
+        in the student's files is where it was.
+
+        Returns
+        -------
+        dict
+            ``file`` and ``line``, or empty.
+
+        Examples
+        --------
+        >>> callable(Child.where_stopped)
+        True
+        """
+        root = self.box.root.rstrip("/") + "/"
+        dump = self.tail().rsplit("Timeout (", 1)[-1]
         for path, line in re.findall(r'File "([^"]+)", line (\d+)', dump):
-            if os.path.realpath(path).startswith(self.root + os.sep):
-                return f" at {Path(path).name} line {line}"
-        return ""
+            if path.startswith(root):
+                return {"file": path[len(root):], "line": int(line)}
+        return {}
 
     def stop(self) -> None:
-        """Kill the child's process group and close the pipes.
+        """Kill the child's sandbox and everything in it; close the pipes.
 
         Returns
         -------
@@ -223,19 +247,12 @@ class Child:
         >>> callable(Child.stop)
         True
         """
-        if self.proc.poll() is None:
+        self.box.end(self.proc)
+        for pipe in (self.proc.stdin, self.proc.stdout):
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                self.proc.kill()
-        self.proc.wait()
-        for fd in (self.req_w, self.ans_r):
-            try:
-                os.close(fd)
+                pipe.close()
             except OSError:
                 pass
-        self.req_w = self.ans_r = -1
-        self.workdir.cleanup()
 
 
 def _changed(before: Any, after: Any) -> bool:
@@ -269,7 +286,7 @@ class Remote:
     ----------
     child : Child
     exercise : str
-        The exercise being graded (its library object must not run).
+        The exercise being graded.
     target : dict
         What to call (see :mod:`scratchnet.exercises.protocol`).
     replace : sequence of str
@@ -306,8 +323,6 @@ class Remote:
 
         Raises
         ------
-        LibraryUsed
-            The library's own object of the exercise ran during the call.
         StudentRaised
             The student's code raised.
 
@@ -316,11 +331,8 @@ class Remote:
         >>> callable(Remote.ask)
         True
         """
-        answer = self.child.request({**message, "exercise": self.exercise,
-                                     "replace": self.replace,
+        answer = self.child.request({**message, "replace": self.replace,
                                      "limit": self.child.limit})
-        if self.exercise in answer.get("library", ()):
-            raise LibraryUsed(self.exercise)
         if not answer["ok"]:
             raise StudentRaised(answer.get("error") or {})
         return answer

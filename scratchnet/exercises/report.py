@@ -31,8 +31,12 @@ class Report:
         ``"assignment"`` (graded against the instructor's file) or
         ``"self-check"`` (the graded set read from the student's package).
     notes : list of str
-        What the grader says about the grading itself (the child ran as
-        root): in Gradescope's ``output``, not in :meth:`text` (the student's).
+        What the grader says about the grading itself (the sandbox): in
+        Gradescope's ``output``, not in :meth:`text` (the student's).
+    isolation : str
+        The sandbox the submission ran in
+        (:data:`~scratchnet.exercises.sandbox.KINDS`); in Gradescope's
+        ``extra_data``.
 
     Examples
     --------
@@ -44,6 +48,7 @@ class Report:
     seconds: float = 0.0
     mode: str = "assignment"
     notes: List[str] = field(default_factory=list)
+    isolation: str = ""
 
     @property
     def score(self) -> float:
@@ -145,7 +150,8 @@ class Report:
                               "visibility": c.get("visibility", "visible")})
         return {"score": self.score, "execution_time": round(self.seconds, 3),
                 "output": "\n".join([f"{self.score:g}/{self.max_score:g} points",
-                                     *self.notes]), "tests": tests}
+                                     *self.notes]), "tests": tests,
+                "extra_data": {"isolation": self.isolation}}
 
 
     def to_json(self) -> str:

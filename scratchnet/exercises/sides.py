@@ -46,14 +46,15 @@ class Objects:
         return Remote(self.child, self.exercise, target, self.replace, **kw)
 
     def new(self, *args: Any, library: str = "", **kwargs: Any) -> Handle:
-        """Build the student's class (or ``library="mlp.TwoLayerMLP"``) in the child.
+        """Build the student's class, or a reference's (``library="mlp.TwoLayerMLP"``).
 
         Parameters
         ----------
         *args, **kwargs
             The constructor's arguments.
         library : str, optional
-            A library class, as ``"module.Name"``.
+            A chapter class, as ``"module.Name"``: in the child, the hand-out's
+            base class with the carried reference methods.
 
         Returns
         -------
@@ -64,7 +65,7 @@ class Objects:
         >>> callable(Objects.new)
         True
         """
-        target = {"new": library or self.exercise, "side": "library" if library
+        target = {"new": library or self.exercise, "side": "reference" if library
                   else "student"}
         return self._remote(target)(*args, **kwargs)
 
@@ -95,7 +96,7 @@ class Objects:
 
     def function(self, name: str, *, library: bool = False, names: Sequence[str] = (),
                  mutable: Sequence[int] = ()) -> Remote:
-        """The student's function ``name`` (or the library's ``"module.name"``).
+        """The student's function ``name`` (or the carried reference ``"module.name"``).
 
         Parameters
         ----------
@@ -113,7 +114,8 @@ class Objects:
         >>> callable(Objects.function)
         True
         """
-        target = {"library": name} if library else {"student": name}
+        target = {"reference": name.rpartition(".")[2]} if library else \
+            {"student": name}
         return self._remote(target, names=names, mutable=mutable)
 
     def params_of(self, obj: Handle) -> Handle:

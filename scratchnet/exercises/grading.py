@@ -1,0 +1,255 @@
+"""One exercise graded: a fresh sandboxed child, its checks, carry-forward.
+
+:class:`Children` starts the exercise's child
+(:class:`~scratchnet.exercises.remote.Child`) with the references its
+dependencies carry (:func:`~scratchnet.exercises.carried.carried`) and loads
+the submission's modules in it; a child lost in a check costs that check and a
+new one answers the rest, a time-out costs the exercise's remaining checks.
+:func:`grade_exercise` runs the checks and, for those that failed while an
+exercise this one uses had failed too, runs them again with the reference in
+place of the student's: one mistake costs points once.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Sequence
+
+from .carried import carried, reference_source
+from .catalogue import Exercise
+from .checking import checks_of, run_checks
+from .checks_models import CHECKS_USE
+from .own import child_homes
+from .remote import Child, ChildLost, where
+from .sandbox import Sandbox
+from .sides import Objects
+
+__all__ = ["Children", "exercise_budget", "grade_exercise"]
+
+
+class Children:
+    """The children of one exercise: one at a time, a new one after one is lost.
+
+    Parameters
+    ----------
+    ex : Exercise
+    box : Sandbox
+        The grading process's sandbox.
+    job : dict
+        The grading job (``exercises``, ``limit``).
+    modules : dict
+        The submission's modules to load in each child -> built definition by
+        definition (those first: the others import them).
+    dead : dict
+        Module -> why a child died importing it; shared by the exercises, so
+        such a module is left out of every later child.
+    replace : sequence of str, optional
+        Carry-forward: the exercises whose references these children hold
+        and put in place of the student's (none on the first run: then the
+        children hold only what the checks build with).
+
+    Examples
+    --------
+    >>> callable(Children)
+    True
+    """
+
+    def __init__(self, ex: Exercise, box: Sandbox, job: Dict[str, Any],
+                 modules: Dict[str, bool], dead: Dict[str, str],
+                 replace: Sequence[str] = ()) -> None:
+        self.ex, self.box, self.job, self.modules = ex, box, job, modules
+        self.dead = dead   # module -> why a child died importing it (shared)
+        self.homes = child_homes(job["exercises"])
+        self.replace = list(replace)
+        self.references = carried(ex, [*CHECKS_USE.get(ex.id, ()), *replace])
+        self.current: Child | None = None
+        self.broken: Dict[str, Dict[str, Any]] = {}
+        self.deadline = time.monotonic() + exercise_budget(
+            len(checks_of(ex.id)), job["limit"])
+        self.lost = 0
+
+    def get(self) -> Child:
+        """The current child, started and the submission's modules loaded if needed.
+
+        Returns
+        -------
+        Child
+
+        Raises
+        ------
+        ChildLost
+            When the sandbox does not start.
+
+        Examples
+        --------
+        >>> callable(Children.get)
+        True
+        """
+        while self.current is None:
+            child = Child(self.box, self.homes, self.references,
+                          limit=self.job["limit"])
+            end = time.monotonic() + self.job["limit"] + 2.0   # all imports at once
+            try:
+                for module, by_function in self.modules.items():
+                    if module in self.dead:
+                        continue
+                    at = module
+                    answer = child.request({"op": "load", "module": module,
+                                            "by_function": by_function},
+                                           timeout=max(0.5, end - time.monotonic()))
+                    if module == self.ex.chapter:
+                        self.broken = (answer.get("value") or {}).get("broken", {})
+                self.current = child
+            except ChildLost as err:   # importing it ends the child (or takes the
+                self.dead[at] = str(err)   # time of all): left out of every later one
+        return self.current
+
+    def run(self, names: Sequence[str]) -> List[Dict[str, Any]]:
+        """The checks, one at a time: a lost child costs the check it was in; a
+        time-out, a second lost child or the exercise's time budget spent cost
+        its remaining checks.
+
+        Parameters
+        ----------
+        names : sequence of str
+            The checks to run.
+
+        Returns
+        -------
+        list of dict
+            One outcome per check (as
+            :func:`~scratchnet.exercises.checking.run_checks` gives).
+
+        Examples
+        --------
+        >>> callable(Children.run)
+        True
+        """
+        out: List[Dict[str, Any]] = []
+        for i, name in enumerate(names):
+            why = "the exercise ran past its time budget" if \
+                time.monotonic() > self.deadline else ""
+            if not why:
+                try:
+                    out += run_checks(self.ex, Objects(self.get(), self.ex.id,
+                                                       self.replace), only=[name])
+                    continue
+                except ChildLost as err:
+                    self.current, self.lost = None, self.lost + 1
+                    out.append({"name": name, "status": "error", "hint": "",
+                                "message": str(err), "location": err.location})
+                    why = f"the check {name!r} ran past the time limit" if \
+                        err.timed_out else "the child was lost twice" if \
+                        self.lost > 1 else ""
+                    if not why:
+                        continue
+                    i += 1
+            out += [{"name": rest, "status": "error", "hint": "",
+                     "message": f"not run: {why}"} for rest in names[i:]]
+            break
+        return out
+
+    def stop(self) -> None:
+        """End the current child, if there is one.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> callable(Children.stop)
+        True
+        """
+        if self.current is not None:
+            self.current.stop()
+            self.current = None
+
+
+def grade_exercise(ex: Exercise, finding: Dict[str, Any], failed: set,
+                   children: Children) -> Dict[str, Any]:
+    """One exercise graded: its checks in its children, then carry-forward.
+
+    Parameters
+    ----------
+    ex : Exercise
+    finding : dict
+        What its source said
+        (:func:`~scratchnet.exercises.analysis.read_exercise`).
+    failed : set of str
+        The exercises graded before that lost points (carry-forward's suspects).
+    children : Children
+        Its children; stopped at the end.
+
+    Returns
+    -------
+    dict
+        ``id``, ``status``, ``checks`` (each with its outcome), ``copied`` and,
+        when it was not graded, ``message``.
+
+    Examples
+    --------
+    >>> callable(grade_exercise)
+    True
+    """
+    result = {"id": ex.id, "status": "graded", "checks": [],
+              "copied": finding["copied"]}
+    if finding["status"] != "ok":
+        return {**result, "status": finding["status"], "message": finding["message"]}
+    try:
+        try:
+            children.get()
+        except ChildLost as err:
+            return {**result, "status": "error",
+                    "message": f"starting the sandbox: {err}"}
+        if ex.chapter in children.dead:
+            return {**result, "status": "error", "message": f"importing "
+                    f"{ex.chapter}.py: {children.dead[ex.chapter]}"}
+        own = children.broken.get(ex.id.split(".")[0])
+        if own:
+            return {**result, "status": "error", "message": f"{ex.chapter}.py: "
+                    f"{own['type']}: {own['message']}{where(own.get('location'))}"}
+        checks = children.run([c.name for c in checks_of(ex.id)])
+        if any(c["status"] == "todo" for c in checks):
+            return {**result, "status": "todo"}
+        wrong = [c["name"] for c in checks if c["status"] != "pass"
+                 and not c["message"].startswith("not run:")]
+        suspects = [use for use in ex.uses if use in failed
+                    and reference_source(use) is not None]
+        if wrong and suspects:   # a fresh child that holds their references only now
+            children.stop()
+            rerun = Children(ex, children.box, children.job, children.modules,
+                             children.dead, suspects)
+            try:
+                again = {c["name"]: c for c in rerun.run(wrong)}
+            finally:
+                rerun.stop()
+            for c in checks:
+                if again.get(c["name"], {}).get("status") == "pass":
+                    c.update(status="carried", message="", credit=1.0, hint=(
+                        f"passes with the library's {' and '.join(suspects)} in place "
+                        f"of yours: fix {' and '.join(suspects)} (graded there)"))
+        return {**result, "checks": checks}
+    finally:
+        children.stop()
+
+
+def exercise_budget(checks: int, limit: float) -> float:
+    """The wall-clock seconds one exercise may take: each check and a load at the limit.
+
+    Parameters
+    ----------
+    checks : int
+    limit : float
+        Seconds per call.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> exercise_budget(6, 10.0)
+    120.0
+    """
+    return (checks + 6) * limit
