@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scratchnet.exercises import assert_passes, check, make
+from scratchnet.exercises import assert_passes, check, course, make
 from scratchnet.exercises.course import submission_package
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,6 +188,19 @@ def test_a_notebook_students_error_names_the_cell_and_the_line(tmp_path):
     assert "softmax.py line" in text   # what the grader says of the package
     said = in_cells(text, cell_lines(path))
     assert f"cell {number}, line {line}" in said and "softmax.py line" not in said
+
+    # and so the student reads it: graded by an assignment (with results.json) and
+    # self-checked from the command line
+    assignment = tmp_path / "a.json"
+    assignment.write_text('{"exercises": [{"id": "softmax", "points": 6}]}')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graded = course.grade(path, assignment, json_path=tmp_path / "results.json")
+    for text in (graded.text(), (tmp_path / "results.json").read_text()):
+        assert f"cell {number}, line {line}" in text and "softmax.py line" not in text
+    out = subprocess.run([sys.executable, "-m", "scratchnet", "exercises", "check",
+                          str(path)], capture_output=True, text=True).stdout
+    assert f"cell {number}, line {line}" in out and "softmax.py line" not in out
 
 
 def test_assert_passes_says_what_passed_and_carries_forward(capsys):

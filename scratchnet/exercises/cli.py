@@ -20,7 +20,13 @@ from typing import Sequence
 
 from .assignment import write_assignment
 from .catalogue import catalogue_text, select
-from .course import autograder_zip, grade, grade_class, submission_package
+from .course import (
+    autograder_zip,
+    grade,
+    grade_class,
+    in_notebook_terms,
+    submission_package,
+)
 from .grader import UsageError, check
 from .handout import make
 from .own import load_exercises
@@ -108,10 +114,13 @@ def _check(args) -> int:
                        exercises=args.exercises, no_sandbox=args.no_sandbox)
     else:
         with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
-            report = check(submission_package(args.directory[0], tmp), only=args.only,
-                           json_path=args.json, limit=args.time_limit or 10.0,
-                           memory_mb=args.memory_mb or 2048, exercises=args.exercises,
-                           no_sandbox=args.no_sandbox)
+            report = in_notebook_terms(check(
+                submission_package(args.directory[0], tmp), only=args.only,
+                limit=args.time_limit or 10.0, memory_mb=args.memory_mb or 2048,
+                exercises=args.exercises, no_sandbox=args.no_sandbox),
+                args.directory[0])
+        if args.json:
+            report.write_gradescope(args.json)
     print(report.text())
     for note in report.notes:   # about the grading (the sandbox), to who grades
         print(f"note: {note}", file=sys.stderr)

@@ -36,7 +36,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 from .assignment import read_assignment
 from .catalogue import CHAPTER_ORDER
 from .grader import UsageError, check
-from .notebook import notebook_modules
+from .notebook import cell_lines, in_cells, notebook_modules
 from .own import load_own
 from .report import Report
 from .sandbox import SandboxRefused, choose, describe, stage
@@ -152,6 +152,44 @@ def submission_package(upload: Any, workdir: Any) -> Path:
     return package
 
 
+def in_notebook_terms(report: Report, upload: Any) -> Report:
+    """A notebook's report with each "softmax.py line 68" said as its cell and line.
+
+    The grader reads a notebook as a package (:func:`submission_package`), so
+    its messages name the package's files, which a notebook student never
+    sees; this names the cell and the line in it (:func:`~scratchnet.
+    exercises.notebook.in_cells`).  Any other upload's report is returned as
+    it is.
+
+    Parameters
+    ----------
+    report : Report
+        The grader's report of ``upload`` (changed in place).
+    upload : str or Path
+        The upload the report grades: a notebook, or a folder holding one.
+
+    Returns
+    -------
+    Report
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     in_notebook_terms(Report([], 0.0), tmp).results
+    []
+    """
+    notebook = _notebook_in(Path(upload))
+    if notebook is not None:
+        lines = cell_lines(notebook)
+        for result in report.results:
+            for item in (result, *result.get("checks", ())):
+                for key in ("message", "hint"):
+                    if isinstance(item.get(key), str):
+                        item[key] = in_cells(item[key], lines)
+    return report
+
+
 def grade(upload: Any, assignment: Any, *, json_path: Any = None,
           limit: float | None = None, memory_mb: int | None = None,
           exercises: Any = None, no_sandbox: bool = False,
@@ -200,11 +238,14 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
                 raise UsageError(f"no such submission: {upload}")
             copy = stage(upload, Path(tmp) / "upload")   # plain files: no links
             package = submission_package(copy, tmp)
-            return check(package, assignment=assignment, json_path=json_path,
-                         exercises=exercises, no_sandbox=no_sandbox,
-                         isolation=isolation,
-                         **({"limit": limit} if limit else {}),
-                         **({"memory_mb": memory_mb} if memory_mb else {}))
+            report = in_notebook_terms(check(
+                package, assignment=assignment, exercises=exercises,
+                no_sandbox=no_sandbox, isolation=isolation,
+                **({"limit": limit} if limit else {}),
+                **({"memory_mb": memory_mb} if memory_mb else {})), copy)
+            if json_path is not None:
+                report.write_gradescope(json_path)
+            return report
         except UsageError as err:
             if json_path is not None:
                 Path(json_path).write_text(json.dumps(

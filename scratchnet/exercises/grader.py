@@ -290,7 +290,7 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
         report = _grading_process(job, Path(tmp))
     report.seconds = time.perf_counter() - start
     if json_path is not None:
-        Path(json_path).write_text(json.dumps(report.gradescope(), indent=2) + "\n")
+        report.write_gradescope(json_path)
     return report
 
 

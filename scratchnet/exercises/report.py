@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Dict, List
 
 __all__ = ["Report"]
@@ -153,6 +154,22 @@ class Report:
                                      *self.notes]), "tests": tests,
                 "extra_data": {"isolation": self.isolation}}
 
+    def write_gradescope(self, path: Any) -> None:
+        """Write :meth:`gradescope` as Gradescope's ``results.json`` at ``path``.
+
+        Parameters
+        ----------
+        path : str or Path
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     Report([], 0.0).write_gradescope(pathlib.Path(tmp) / "r.json")
+        ...     json.loads((pathlib.Path(tmp) / "r.json").read_text())["score"]
+        0.0
+        """
+        Path(path).write_text(json.dumps(self.gradescope(), indent=2) + "\n")
 
     def to_json(self) -> str:
         """The report as JSON (how the grading process hands it back).
