@@ -4,7 +4,7 @@ Carry-forward (a check that fails only because a dependency is wrong is run
 again with the reference for it) needs the references in the child.  The
 child gets them as plain NumPy source, read from the answer key here, in
 the grading process: what the exercise's checks build with
-(:data:`~scratchnet.exercises.checks_models.CHECKS_USE`) from the start, the
+(``checks_models.CHECKS_USE``) from the start, the
 dependencies that failed only in the fresh child of the rerun, and the key's
 helpers those call; never the exercise's own reference.  So a child grading
 ``TwoLayerMLP.backward`` never holds a ``backward`` to hand back, and holds

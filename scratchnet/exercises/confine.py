@@ -28,7 +28,8 @@ __all__ = ["LANDLOCK", "MAX_FILES", "MAX_FILE_BYTES", "dedicated_uid", "kill_uid
 
 #: The largest file of a submission that is copied (a module is a few kB).
 MAX_FILE_BYTES = 4 * 2**20
-MAX_FILES = 1000          # files and folders, at most 8 folders deep
+#: The most files and folders of a submission that are copied, 8 folders deep.
+MAX_FILES = 1000
 _UID_BASE = 0x5C000000    # dedicated uids: this plus a grading process's pid
 
 

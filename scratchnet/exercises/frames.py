@@ -23,8 +23,10 @@ import numpy as np
 __all__ = ["MAX_FRAME_BYTES", "MAX_HEADER_BYTES", "Described", "Handle",
            "ProtocolError", "pack", "read_frame", "unpack", "write_frame"]
 
-MAX_FRAME_BYTES = 16 * 2**20   # a frame larger than this is refused unread
-MAX_HEADER_BYTES = 2**20       # and a JSON header larger than this
+#: A frame larger than this is refused unread.
+MAX_FRAME_BYTES = 16 * 2**20
+#: A frame's JSON header larger than this is refused unread.
+MAX_HEADER_BYTES = 2**20
 MAX_DEPTH = 32
 
 

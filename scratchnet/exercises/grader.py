@@ -1,7 +1,7 @@
 """The grader: the submission answers in a sandbox, the grader decides.
 
 :func:`~scratchnet.exercises.check` copies the submission (plain files only,
-:func:`~scratchnet.exercises.sandbox.stage`), chooses the sandbox
+:func:`~scratchnet.exercises.confine.stage`), chooses the sandbox
 (:func:`~scratchnet.exercises.sandbox.choose`: refused without one unless
 the code is the student's own or ``no_sandbox``), and starts a dedicated
 grading process, ``python -I -S`` in a private folder, sending it the job on

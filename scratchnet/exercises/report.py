@@ -161,6 +161,10 @@ class Report:
         ----------
         path : str or Path
 
+        Returns
+        -------
+        None
+
         Examples
         --------
         >>> import tempfile, pathlib

@@ -101,8 +101,9 @@ class Sandbox:
     """How this grading process starts each child, and how it ends it.
 
     Everything the child reads lies in ``workdir``, a private folder of the
-    grading process: a copy of the submission (:func:`stage`), of the shim
-    and ``given.py``, and a site folder holding NumPy alone.
+    grading process: a copy of the submission
+    (:func:`~scratchnet.exercises.confine.stage`), of the shim and ``given.py``,
+    and a site folder holding NumPy alone.
 
     Parameters
     ----------
