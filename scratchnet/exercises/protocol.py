@@ -35,8 +35,8 @@ Each message is one *frame* on the child's stdin (requests) or stdout
 checked against :data:`~scratchnet.exercises.frames.MAX_FRAME_BYTES` before
 anything is read, then the payload (:func:`pack`): a JSON header (at most
 1 MiB), then each NumPy array as ``.npy`` bytes, its header checked against
-its length before it is read (``allow_pickle=False``).  Nothing from the child is ever unpickled or
-evaluated.  A malformed, oversized or late answer loses the child, charged
+its length before it is read (``allow_pickle=False``).  Nothing from the child
+is ever unpickled or evaluated.  A malformed, oversized or late answer loses the child, charged
 to the check it came in.  Values are ``None``, booleans, numbers, strings,
 lists, dicts with string keys (``{"$dict": {...}}``), and these tagged
 objects: ``{"$array": i}`` (the i-th array), ``{"$tuple": [...]}``,
