@@ -30,18 +30,18 @@ the file).
 **The requests and answers** between the grading process and the child, the
 answering shim that imports the submission inside the sandbox
 (:mod:`scratchnet.exercises.shim`, :mod:`scratchnet.exercises.sandbox`).
-Each message is one *frame* on the child's stdin (requests) or stdout
-(answers; the student's prints go to stderr): an 8-byte big-endian length,
-checked against :data:`~scratchnet.exercises.frames.MAX_FRAME_BYTES` before
-anything is read, then the payload (:func:`pack`): a JSON header (at most
-1 MiB), then each NumPy array as ``.npy`` bytes, its header checked against
-its length before it is read (``allow_pickle=False``).  Nothing from the child
-is ever unpickled or evaluated.  A malformed, oversized or late answer loses the child, charged
-to the check it came in.  Values are ``None``, booleans, numbers, strings,
-lists, dicts with string keys (``{"$dict": {...}}``), and these tagged
-objects: ``{"$array": i}`` (the i-th array), ``{"$tuple": [...]}``,
-``{"$handle": n}`` (an object the child built and keeps), ``{"$object":
-"repr"}`` (anything else, described only).  Requests:
+Each message is one *frame* on the child's stdin (requests) or stdout (answers;
+the student's prints go to stderr): an 8-byte big-endian length, checked against
+:data:`~scratchnet.exercises.frames.MAX_FRAME_BYTES` before anything is read,
+then the payload (:func:`pack`): a JSON header (at most 1 MiB), then each NumPy
+array as ``.npy`` bytes, its header checked against its length before it is read
+(``allow_pickle=False``).  Nothing from the child is ever unpickled or
+evaluated.  A malformed, oversized or late answer loses the child, charged to the
+check it came in.  Values are ``None``, booleans, numbers, strings, lists, dicts
+with string keys (``{"$dict": {...}}``), and these tagged objects: ``{"$array":
+i}`` (the i-th array), ``{"$tuple": [...]}``, ``{"$handle": n}`` (an object the
+child built and keeps), ``{"$object": "repr"}`` (anything else, described
+only).  Requests:
 
 ==========  ===============================================================
 ``start``   ``package`` (where the child sees the submission), ``homes``
