@@ -266,3 +266,18 @@ def test_the_kits_api_page_leaves_no_tex_raw():
     text = "".join(page.parts)
     assert "make" in text and "cell_lines" in text   # the page, read
     assert [d for d in ("$$", "\\(", "\\[") if d in text] == []
+
+
+def test_a_students_self_check_says_nothing_of_the_sandbox_the_instructors_run_does(
+        tmp_path, capsys):
+    """The isolation note is for who grades (once per run), not for every self-check."""
+    from scratchnet.exercises.cli import main
+
+    hw = tmp_path / "hw"
+    make(["relu_backward"], hw)
+    main(["check", str(hw)])
+    assert "isolation" not in capsys.readouterr().err
+    assignment = tmp_path / "a.json"
+    assignment.write_text('{"exercises": [{"id": "relu_backward", "points": 5}]}')
+    main(["check", str(hw), "--assignment", str(assignment)])
+    assert "note: isolation: " in capsys.readouterr().err
