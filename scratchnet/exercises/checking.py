@@ -9,7 +9,12 @@ function (which may run in the child), a check of a method exercise or of
 (:class:`~scratchnet.exercises.sides.Objects` or
 :class:`~scratchnet.exercises.sides.Local`).  A check passes, fails
 (:class:`~scratchnet.exercises.probes.Failed`), is not implemented yet, or
-raises: each outcome is a status here.  Nothing here scores.
+raises: each outcome is a status here.  :func:`scored` gives the points:
+one mistake is charged once (an argument written into costs the ``inputs
+unchanged`` check only, every other check compares values computed from
+copies), and the checks an answer that computes nothing can pass
+(:data:`EDGE_CHECKS`: an all-zeros array, the input handed back) earn their
+points in proportion to the exercise's value checks.
 """
 
 from __future__ import annotations
@@ -22,18 +27,26 @@ from .checks_layers import CHECKS as LAYER_CHECKS
 from .checks_models import CHECKS as MODEL_CHECKS
 from .checks_scores import CHECKS as SCORE_CHECKS
 from .generic import generic_checks, own_checks
-from .own import REGISTRY
+from .own import REGISTRY, child_homes
 from .probes import Failed
 from .protocol import Check
 from .remote import StudentRaised
 
-__all__ = ["CHECKS", "OBJECT_CHECKS", "STATUS_TEXT", "checks_of", "run_checks",
-           "scored"]
+__all__ = ["CHECKS", "EDGE_CHECKS", "OBJECT_CHECKS", "STATUS_TEXT", "checks_of",
+           "run_checks", "scored", "value_share"]
 
 #: What a check says when its exercise was not graded.
 STATUS_TEXT = {
     "todo": "not implemented yet",
 }
+
+
+#: The checks an answer that computes nothing passes (zeros of the right shape,
+#: the input handed back, a function that never writes): the conventions' edges.
+#: Their points follow the value checks' (:func:`value_share`), so an exercise
+#: earns nothing for edges until it computes something right.
+EDGE_CHECKS = frozenset({"inputs unchanged", "empty batch", "one class", "one outcome",
+                         "KL(p || p) = 0", "batch of one", "one sample"})
 
 
 class _WithGeneric(dict):
@@ -48,7 +61,16 @@ CHECKS: Dict[str, List] = _WithGeneric({**SCORE_CHECKS, **LAYER_CHECKS, **MODEL_
 OBJECT_CHECKS = frozenset(MODEL_CHECKS)
 
 
-def _outcome(check: Any, arg: Any) -> Dict[str, Any]:
+def _helper(error: Dict[str, Any], ex: Exercise) -> str:
+    """The exercise whose stub raised the student's ``NotImplementedError``, when
+    it is another exercise than ``ex`` (a helper ``ex`` calls), else ""."""
+    name = str(error.get("function") or "")
+    if not name or name == ex.id or name.rpartition(".")[2] == ex.id.rpartition(".")[2]:
+        return ""
+    return name if name in child_homes([]) or name in REGISTRY else ""
+
+
+def _outcome(check: Any, arg: Any, ex: Exercise) -> Dict[str, Any]:
     try:
         with warnings.catch_warnings():  # the same under pytest's warnings as errors
             warnings.simplefilter("ignore")
@@ -59,6 +81,12 @@ def _outcome(check: Any, arg: Any) -> Dict[str, Any]:
                 "credit": err.credit}
     except StudentRaised as err:
         e = err.error
+        helper = _helper(e, ex) if e.get("todo") else ""
+        if helper:   # a stub the exercise calls: the helper's, not the exercise's
+            return {"status": "error", "hint": f"{helper} is graded on its own",
+                    "message": f"{helper}, which this calls, is not implemented "
+                    f"yet{err.where}", "helper": helper,
+                    "location": e.get("location") or {}}
         if e.get("todo"):
             return {"status": "todo", "message": "not implemented yet", "hint": ""}
         located = {"location": e.get("location") or {}}
@@ -140,7 +168,7 @@ def run_checks(ex: Exercise, side: Any, *, only: Sequence[str] = ()
     for check in checks_of(ex.id):
         if only and check.name not in only:
             continue
-        out.append({"name": check.name, **_outcome(check, arg)})
+        out.append({"name": check.name, **_outcome(check, arg, ex)})
     return out
 
 
@@ -183,9 +211,49 @@ def scored(result: Dict[str, Any], ex: Exercise, entry: Dict[str, Any]
         checks = [{"name": n, "status": status, "message": message if i == 0 else "",
                    "hint": ""} for i, n in enumerate(names)]
         result = {**result, "checks": checks, "message": message}
+    share = value_share(result["checks"], weights)
     for c in result["checks"]:
         c["max_points"] = entry["points"] * weights[c["name"]] / total
-        c["points"] = c["max_points"] * c.get("credit", 0.0)  # a share of its arrays
+        credit = c.get("credit", 0.0)   # a share of its arrays
+        if c["name"] in EDGE_CHECKS and credit and share < 1:
+            credit *= share
+            c["message"] = (c["message"] + "; " if c["message"] else "") + (
+                f"an edge case: its points follow the value checks' "
+                f"({share:.0%} of theirs earned)")
+        c["points"] = c["max_points"] * credit
         c["visibility"] = specs.get(c["name"], {}).get("visibility", "visible")
     return {**result, "points": round(sum(c["points"] for c in result["checks"]), 6),
             "max_points": entry["points"]}
+
+
+def value_share(checks: Sequence[Dict[str, Any]], weights: Dict[str, float]) -> float:
+    """The share of the value checks' points an exercise earned (1 when it has none).
+
+    The value checks are those not in :data:`EDGE_CHECKS`: an answer that
+    computes nothing fails them.  An edge check's credit is multiplied by
+    this share.
+
+    Parameters
+    ----------
+    checks : sequence of dict
+        ``name`` and ``credit`` (0 to 1; missing: 0).
+    weights : dict
+        Check name -> weight.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> checks = [{"name": "values", "credit": 0.0}, {"name": "large logits",
+    ...           "credit": 1.0}, {"name": "empty batch", "credit": 1.0}]
+    >>> value_share(checks, {"values": 1.0, "large logits": 1.0, "empty batch": 1.0})
+    0.5
+    """
+    values = [c for c in checks if c["name"] not in EDGE_CHECKS]
+    total = sum(weights.get(c["name"], 1.0) for c in values)
+    if not total:
+        return 1.0
+    return sum(weights.get(c["name"], 1.0) * c.get("credit", 0.0)
+               for c in values) / total

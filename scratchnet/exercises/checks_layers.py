@@ -53,7 +53,8 @@ def _entropy_checks():
         p = np.array([[1.0], [1.0]])
         expect_close(f(p.copy()), entropy(p), f"entropy(p) for one outcome, {show(p)}")
 
-    return [("values", values), ("0 log 0 = 0", zeros), ("one outcome", one_outcome)]
+    return [("values", values), ("0 log 0 = 0", zeros), ("one outcome", one_outcome),
+            ("inputs unchanged", _kept("entropy", _P))]
 
 
 def _kl_checks():
@@ -86,7 +87,19 @@ def _kl_checks():
                      atol=1e-12)
 
     return [("values", values), ("0 log 0 = 0", zeros),
-            ("q = 0 < p is inf", impossible), ("KL(p || p) = 0", itself)]
+            ("q = 0 < p is inf", impossible), ("KL(p || p) = 0", itself),
+            ("inputs unchanged", _kept("kl_divergence", _P, _Q))]
+
+
+def _kept(name, *arrays):
+    """The check that charges a function writing into its arguments: the one."""
+    names = ["p", "q"][:len(arrays)]
+
+    def check(f):
+        given = [a.copy() for a in arrays]
+        f(*given)
+        unchanged(given, arrays, names, f"{name}({', '.join(names)})")
+    return check
 
 
 _SETTINGS = [(0.0, 1.0, 3.0, 1.0, 0.5), (0.0, 2.0, 1.0, 1.0, 0.5),
@@ -124,10 +137,15 @@ def _posterior_checks():
                      two_gaussian_posterior(grid, *_SETTINGS[1]),
                      f"two_gaussian_posterior for x of shape (4, 4), x = {show(grid)}")
 
+    def kept(f):
+        z = x.copy()
+        f(z, *_SETTINGS[0])
+        unchanged([z], [x], ["x"], "two_gaussian_posterior(x, ...)")
+
     return [make(_SETTINGS[0], "equal variances"),
             make(_SETTINGS[1], "unequal variances"),
             make(_SETTINGS[2], "unequal priors"), ("far tails", far_tails),
-            ("any shape", any_shape)]
+            ("any shape", any_shape), ("inputs unchanged", kept)]
 
 
 def _no_sigma_factor(x, mu1, sigma1, mu2, sigma2, prior1=0.5):

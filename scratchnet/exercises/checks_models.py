@@ -29,7 +29,14 @@ from ..optim import SGD, Adam
 from ..softmax import softmax
 from ..train import train_step
 from .diagnoses import missing_activation
-from .probes import Failed, expect_close, expect_each, fd_gradient, show
+from .probes import (
+    Failed,
+    expect_close,
+    expect_each,
+    fd_gradient,
+    show,
+    unchanged,
+)
 
 __all__ = ["CHECKS", "CHECKS_USE", "KL_THRESHOLD", "TRAIN_STEPS",
            "train_to_posterior"]
@@ -185,23 +192,31 @@ def _forward_checks():
         model, ref = _models(cls, sizes, activation, dtype=dtype or np.float64)
         x, _ = _batch(sizes, n)
         x = x.astype(dtype or np.float64)
-        got = cls.method(model, "forward", names=["x"])(x)
+        got = cls.method(model, "forward", names=["x"])(x.copy())
         expect_close(got, ref.forward(x), f"forward(x) of a {label} network, "
                      f"x = {show(x)}", rtol=1e-5, atol=1e-6, dtype=dtype)
+
+    def kept(cls):
+        model, _ = _models(cls, (3, 5, 2))
+        x, _ = _batch((3, 5, 2))
+        given = x.copy()
+        cls.method(model, "forward", names=["x"])(given)
+        unchanged([given], [x], ["x"], "forward(x)")
 
     return [("values", lambda c: compare(c, (3, 5, 2), "3-5-2 ReLU")),
             ("tanh", lambda c: compare(c, (3, 5, 2), "3-5-2 tanh", "tanh")),
             ("batch of one", lambda c: compare(c, (3, 5, 2), "3-5-2", n=1)),
             ("float32 kept",
-             lambda c: compare(c, (3, 5, 2), "float32", dtype=np.float32))]
+             lambda c: compare(c, (3, 5, 2), "float32", dtype=np.float32)),
+            ("inputs unchanged", kept)]
 
 
 def _backward_checks():
     def grads_of(cls, sizes, activation="relu"):
         model, ref = _models(cls, sizes, activation)
         x, dlogits = _batch(sizes)
-        cls.method(model, "forward", names=["x"])(x)
-        got = cls.method(model, "backward", names=["dlogits"])(dlogits)
+        cls.method(model, "forward", names=["x"])(x.copy())
+        got = cls.method(model, "backward", names=["dlogits"])(dlogits.copy())
         if not isinstance(got, dict) or set(got) != {"W1", "b1", "W2", "b2"}:
             raise Failed(f"backward returned {show(got)}", "return a dict with the "
                          "keys 'W1', 'b1', 'W2', 'b2'")
@@ -224,12 +239,21 @@ def _backward_checks():
             expect_close(got[name], numeric, f"grads[{name!r}] against central "
                          "differences of sum(logits * dlogits)", rtol=1e-5, atol=1e-7)
 
+    def kept(cls):
+        model, _ = _models(cls, (3, 5, 2))
+        x, dlogits = _batch((3, 5, 2))
+        cls.method(model, "forward", names=["x"])(x.copy())
+        given = dlogits.copy()
+        cls.method(model, "backward", names=["dlogits"])(given)
+        unchanged([given], [dlogits], ["dlogits"], "backward(dlogits)")
+
     return [("values", lambda c: compare(c, (3, 5, 2), "3-5-2 ReLU")),
             ("square weights", lambda c: compare(c, (4, 4, 4), "4-4-4 (square W)")),
             ("tanh", lambda c: compare(c, (3, 5, 2), "3-5-2 tanh", "tanh")),
             ("finite differences", finite_differences),
             ("trains to the posterior", lambda c: _posterior_check(
-                c, model=c.new(1, 16, 2, rng=0)))]
+                c, model=c.new(1, 16, 2, rng=0))),
+            ("inputs unchanged", kept)]
 
 
 def _update_hint(before, got, want):
@@ -239,6 +263,19 @@ def _update_hint(before, got, want):
     if np.allclose(got - before, -(want - before), rtol=1e-4):
         return ("the update climbs the loss: a step goes against the gradient, "
                 "param -= lr * (...)")
+    return ""
+
+
+def _step_hint(before, got, want):
+    """What a training step's parameters say about the step's own code (the
+    update rule is given there: never blamed)."""
+    if np.allclose(got, before):
+        return ("the parameters did not change: hand the gradients of the loss to "
+                "optimizer.step(grads)")
+    if np.allclose(got - before, -(want - before), rtol=1e-4):
+        return ("the parameters moved up the loss, exactly as far as the step should "
+                "move them down: the gradients handed to optimizer.step have the "
+                "wrong sign")
     return ""
 
 
@@ -252,7 +289,7 @@ def _optimizer_checks(name, ref_class, options):
         step = s.method(opt, "step", names=["grads"])
         for t, g in enumerate(grads, 1):
             before = np.array(s.get(opt, "params", "w"))
-            step({"w": g})
+            step({"w": g.copy()})
             ref.step({"w": g.copy()})
             mine = {"w": np.asarray(s.get(opt, "params", "w"))}
             expect_close(mine["w"], theirs["w"], f"the parameter after step {t} of "
@@ -274,10 +311,17 @@ def _optimizer_checks(name, ref_class, options):
                          f"loss from {losses[0]:.4g} to {losses[-1]:.4g}",
                          "the update climbs the loss: a step goes against the gradient")
 
+    def kept(s):
+        grad = np.array([0.5, -1.0, 2.0])
+        given = {"w": grad.copy()}
+        s.method(s.new({"w": np.zeros(3)}, **options), "step", names=["grads"])(given)
+        unchanged([given["w"]], [grad], ["grad"], f"{name}(param, grad, state)")
+
     return [("one step", lambda c: run(c, 1)), ("five steps", lambda c: run(c, 5)),
             ("small gradients", lambda c: run(c, 3, scale=1e-6)),
             ("descends a loss", descends),
-            ("float32 kept", lambda c: run(c, 2, np.float32))]
+            ("float32 kept", lambda c: run(c, 2, np.float32)),
+            ("inputs unchanged", kept)]
 
 
 def _train_step_checks():
@@ -292,7 +336,7 @@ def _train_step_checks():
                     **options)
         f = s.function("train_step", names=["model", "optimizer", "x", "targets"],
                        mutable=[0, 1])
-        got = f(model, opt, x, c)
+        got = f(model, opt, x.copy(), c.copy())
         want = train_step(ref, optimizer(ref.params, **options), x, c)
         expect_close(got, want, f"the loss train_step returns for x = {show(x)}, "
                      f"targets = {c} (before the update)")
@@ -300,13 +344,23 @@ def _train_step_checks():
         for name in ref.params:
             expect_close(params[name], ref.params[name], f"params[{name!r}] "
                          f"after one train_step with {optimizer.__name__}({options})",
-                         hint=_update_hint(before, params["W1"], ref.params["W1"])
+                         hint=_step_hint(before, params["W1"], ref.params["W1"])
                          if name == "W1" else "")
+
+    def kept(s):
+        model = s.new(1, 8, 2, rng=0, library="mlp.TwoLayerMLP")
+        _set_params(s, model, TwoLayerMLP(1, 8, 2, rng=0))
+        x, c = np.array([[0.0], [3.0], [1.0]]), np.array([0, 1, 1])
+        given = [x.copy(), c.copy()]
+        opt = s.new(s.params_of(model), library="optim.SGD", lr=0.1)
+        s.function("train_step", mutable=[0, 1])(model, opt, *given)
+        unchanged(given, [x, c], ["x", "targets"], "train_step(model, optimizer, ...)")
 
     return [("one step", one_step),
             ("Adam", lambda f: one_step(f, Adam, {"lr": 0.01})),
             ("trains to the posterior", lambda s: _posterior_check(
-                s, step=s.function("train_step", mutable=[0, 1])))]
+                s, step=s.function("train_step", mutable=[0, 1]))),
+            ("inputs unchanged", kept)]
 
 
 CHECKS = {

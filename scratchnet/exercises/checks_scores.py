@@ -97,11 +97,19 @@ def _elementwise(name, ref):
             case("batch of one", _RNG_LOGITS[:1], "a batch of one, x = "),
             case("float32 kept", _RNG_LOGITS.astype(np.float32), "float32 x = ",
                  rtol=1e-5, atol=1e-6, dtype=np.float32),
-            case("empty batch", np.zeros((0, 3)), "an empty batch, x = ")]
+            case("empty batch", np.zeros((0, 3)), "an empty batch, x = "),
+            Check("inputs unchanged", run=lambda f: _kept(f, name))]
+
+
+def _kept(f, name):
+    """The one check that charges a function writing into its input."""
+    x = _RNG_LOGITS.copy()
+    f(x)
+    unchanged([x], [_RNG_LOGITS], ["x"], f"{name}(x)")
 
 
 def _log_softmax_underflow(f):
-    x = np.array([[0.0, -1e4, -50.0]])
+    x = np.array([[2.0, -1e4, -48.0]])   # not 0 at the maximum: x itself is wrong
     expect_close(f(x.copy()), log_softmax(x), f"log_softmax(x) for x = {show(x)}",
                  diagnoses=_row_diagnoses("log_softmax", log_softmax, x))
 
@@ -124,6 +132,10 @@ def _loss_checks(name, student_input, ref):
     def prepare(logits):  # a new array: the student may write into it
         return np.array(student_input(logits), dtype=float)
 
+    def log_probs(z):   # what the loss picks its terms from
+        with np.errstate(all="ignore"):
+            return z if name == "nll_loss" else log_softmax(z)
+
     def values(f):
         z = prepare(_RNG_LOGITS)
         got = f(z.copy(), _TARGETS.copy())
@@ -135,31 +147,33 @@ def _loss_checks(name, student_input, ref):
                      n=len(_TARGETS), diagnoses=[equals(
                          lambda: want / z.shape[1], "the loss is averaged over the "
                          f"M = {z.shape[1]} classes too: sum over the classes, mean "
-                         "over the batch")])
+                         "over the batch"), _every_column(log_probs(z), _TARGETS)])
 
     def large(f):
         z = prepare(_LARGE)
         t = np.array([1, 2])
-        expect_close(f(z.copy(), t), ref(z, t),
+        expect_close(f(z.copy(), t.copy()), ref(z, t),
                      f"{name} for large logits {show(z)}, targets={t}",
-                     diagnoses=[overflowed(z, ref(z, t), _unshifted_loss(name, z, t))])
+                     diagnoses=[overflowed(z, ref(z, t), _unshifted_loss(name, z, t)),
+                                _every_column(log_probs(z), t)])
 
     def neg_inf(f):
         z = prepare(_NEG_INF)
         t = np.array([2, 0])
-        expect_close(f(z.copy(), t), ref(z, t),
+        expect_close(f(z.copy(), t.copy()), ref(z, t),
                      f"{name} for {show(z)} (-inf: probability 0), targets={t}",
-                     diagnoses=[nan_where(ref(z, t), "a class of probability 0 that "
-                                          "is not the target costs nothing: do not "
-                                          "multiply -inf by 0")])
+                     diagnoses=[_times_one_hot(log_probs(z), t),
+                                _every_column(log_probs(z), t)])
 
     def one_class(f):
         z, t = prepare(np.array([[3.0], [-2.0]])), np.array([0, 0])
-        expect_close(f(z.copy(), t), ref(z, t), f"{name} for one class, {show(z)}")
+        expect_close(f(z.copy(), t.copy()), ref(z, t),
+                     f"{name} for one class, {show(z)}")
 
     def batch_of_one(f):
         z, t = prepare(_RNG_LOGITS[:1]), np.array([1])
-        expect_close(f(z.copy(), t), ref(z, t), f"{name} for a batch of one, {show(z)}")
+        expect_close(f(z.copy(), t.copy()), ref(z, t),
+                     f"{name} for a batch of one, {show(z)}")
 
     def inputs_kept(f):
         z = prepare(_RNG_LOGITS)
@@ -170,6 +184,26 @@ def _loss_checks(name, student_input, ref):
     return [("values", values), ("large logits", large), ("-inf entries", neg_inf),
             ("one class", one_class), ("batch of one", batch_of_one),
             ("inputs unchanged", inputs_kept)]
+
+
+def _times_one_hot(lp, t):
+    """The -inf hint, on its evidence: the loss as -mean(sum(one_hot * log q)) of
+    the log-probabilities ``lp``, where 0 * -inf is NaN."""
+    def candidate():
+        with np.errstate(all="ignore"):
+            return -np.mean(np.sum(np.eye(lp.shape[-1])[t] * lp, axis=-1))
+    return equals(candidate, "a class of probability 0 that is not the target costs "
+                             "nothing: do not multiply -inf by 0 (pick each row's "
+                             "target, log_probs[np.arange(N), targets])")
+
+
+def _every_column(lp, t):
+    """Fancy indexing with the targets alone: every row's entries at every target
+    of the log-probabilities ``lp``."""
+    return equals(lambda: -np.mean(lp[:, t]),
+                  "log_probs[:, targets] takes every row's entries at every target, "
+                  "N x N of them: pair row j with targets[j], "
+                  "log_probs[np.arange(N), targets]")
 
 
 def _ce_grad_reference(z, t):
@@ -194,14 +228,14 @@ def _grad_checks():
 
     def large(f):
         z, t = _LARGE.copy(), np.array([1, 2])
-        expect_close(f(z.copy(), t), _ce_grad_reference(z, t),
+        expect_close(f(z.copy(), t.copy()), _ce_grad_reference(z, t),
                      f"cross_entropy_grad for large logits {show(z)}", n=2,
                      diagnoses=[overflowed(z, _ce_grad_reference(z, t),
                                            [lambda: _unshifted_ce_grad(z, t)])])
 
     def neg_inf(f):
         z, t = _NEG_INF.copy(), np.array([2, 0])
-        expect_close(f(z.copy(), t), _ce_grad_reference(z, t),
+        expect_close(f(z.copy(), t.copy()), _ce_grad_reference(z, t),
                      f"cross_entropy_grad for {show(z)} (-inf: probability 0)", n=2)
 
     def float32(f):

@@ -12,13 +12,14 @@ chapter:
 - ``random inputs``: arrays of the shapes the Parameters section documents
   (``shape (N, M)``; ``any shape``), random normal with a fixed seed, give
   what the chapter's function gives;
-- ``inputs unchanged``: those arrays are as they were after the call;
+- ``inputs unchanged``: those arrays are as they were after the call (the
+  one check that charges a function writing into its arguments);
 - ``float32 kept``: where the docstring promises it, float32 arrays give a
   float32 result.
 
 An instructor's exercise (:mod:`scratchnet.exercises.own`) gets
-:func:`own_checks`: its inputs against its reference, float32 if asked, and
-its docstring's examples.
+:func:`own_checks`: its inputs against its reference, float32 if asked, its
+docstring's examples, and its first input unchanged.
 """
 
 from __future__ import annotations
@@ -210,17 +211,17 @@ def generic_checks(name: str) -> List[Tuple[str, Callable]]:
         def values(f, dtype=np.float64):
             args = random_inputs(name, ex.covers, dtype)
             copies = {k: v.copy() for k, v in args.items()}
-            got = f(*args.values())
-            unchanged(list(args.values()), list(copies.values()), list(args),
-                      f"{name}(...)")
-            return got, library(*copies.values()), args
+            return f(*copies.values()), library(*args.values()), args
 
         def random(f):
             got, want, args = values(f)
             expect_close(got, want, f"{name} on random inputs {show(args)}")
 
-        def kept(f):
-            values(f)
+        def kept(f):   # the one check that charges writing into an argument
+            args = random_inputs(name, ex.covers)
+            given = [v.copy() for v in args.values()]
+            f(*given)
+            unchanged(given, list(args.values()), list(args), f"{name}(...)")
 
         checks += [("random inputs", random), ("inputs unchanged", kept)]
         if "float32" in (inspect.getdoc(library) or ""):
@@ -248,7 +249,7 @@ def _values_check(own: OwnExercise, i: int, item: Any, dtype: Any = None) -> Cal
                          a.dtype.kind == "f" else a for a in args)
         expected = own.reference(*[a.copy() if isinstance(a, np.ndarray) else a
                                    for a in args])
-        got = f(*args)
+        got = f(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
         shown = ", ".join(f"{n}={show(a)}" for n, a in zip(covers, args))
         try:
             expect_close(got, expected, f"{name}({shown})", rtol=own.rtol,
@@ -281,7 +282,7 @@ def own_checks(ex_id: str) -> List[Tuple[str, Callable]]:
     ...     '''Three times x.'''
     ...     return 3 * x
     >>> [name for name, _ in own_checks("triple")]
-    ['inputs 1', 'inputs 2', 'float32 kept', 'docstring examples']
+    ['inputs 1', 'inputs 2', 'float32 kept', 'docstring examples', 'inputs unchanged']
     """
     own = REGISTRY[ex_id]
     checks = [(f"inputs {i + 1}", _values_check(own, i, item))
@@ -290,4 +291,19 @@ def own_checks(ex_id: str) -> List[Tuple[str, Callable]]:
         first = own.inputs[0]
         checks.append(("float32 kept", _values_check(own, 0, first, np.float32)))
     checks.append(("docstring examples", examples_check(own.exercise)))
+    if own.inputs:
+        checks.append(("inputs unchanged", _kept_check(own)))
     return checks
+
+
+def _kept_check(own: OwnExercise) -> Callable:
+    """The one check that charges writing into an argument: the first input's."""
+    def run(f):
+        args = _arguments(0, own.inputs[0])
+        given = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        f(*given)
+        arrays = [(g, a, n) for g, a, n in zip(given, args, own.exercise.covers)
+                  if isinstance(a, np.ndarray)]
+        unchanged([g for g, _, _ in arrays], [a for _, a, _ in arrays],
+                  [n for _, _, n in arrays], f"{own.exercise.id}(...)")
+    return run

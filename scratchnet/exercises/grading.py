@@ -6,25 +6,37 @@ dependencies carry (:func:`~scratchnet.exercises.carried.carried`) and loads
 the submission's modules in it; a child lost in a check costs that check and a
 new one answers the rest, a time-out costs the exercise's remaining checks.
 :func:`grade_exercise` runs the checks and, for those that failed while an
-exercise this one uses had failed too, runs them again with the reference in
-place of the student's: one mistake costs points once.
+exercise this one uses (at any depth: :func:`dependencies`) failed, or a
+stub of one raised inside it, runs them again in a fresh child with the
+references in place of the student's.  A check that then passes is carried
+forward only on evidence: the student's dependency, recomputed on the very
+inputs the check passed it, gives another result than the reference
+(:func:`differs`).  A stub of a dependency raising inside the exercise is the
+dependency's, not the exercise's.  One mistake costs points once.
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any, Dict, List, Sequence
 
+import numpy as np
+
 from .carried import carried, reference_source
-from .catalogue import Exercise
+from .catalogue import Exercise, chapter_of, select
 from .checking import checks_of, run_checks
 from .checks_models import CHECKS_USE
+from .diagnoses import close
+from .frames import Described, Handle
 from .own import child_homes
 from .remote import Child, ChildLost, where
 from .sandbox import Sandbox
 from .sides import Objects
+from .source import chapter_module, reference
 
-__all__ = ["Children", "exercise_budget", "grade_exercise"]
+__all__ = ["Children", "dependencies", "differs", "exercise_budget", "grade_exercise",
+           "same"]
 
 
 class Children:
@@ -212,26 +224,156 @@ def grade_exercise(ex: Exercise, finding: Dict[str, Any], failed: set,
         checks = children.run([c.name for c in checks_of(ex.id)])
         if any(c["status"] == "todo" for c in checks):
             return {**result, "status": "todo"}
-        wrong = [c["name"] for c in checks if c["status"] != "pass"
+        wrong = [c for c in checks if c["status"] != "pass"
                  and not c["message"].startswith("not run:")]
-        suspects = [use for use in ex.uses if use in failed
+        stubs = [c["helper"] for c in wrong if c.get("helper")]
+        suspects = [use for use in dependencies(ex, stubs)
+                    if (use in failed or use in stubs)
                     and reference_source(use) is not None]
         if wrong and suspects:   # a fresh child that holds their references only now
             children.stop()
-            rerun = Children(ex, children.box, children.job, children.modules,
-                             children.dead, suspects)
-            try:
-                again = {c["name"]: c for c in rerun.run(wrong)}
-            finally:
-                rerun.stop()
-            for c in checks:
-                if again.get(c["name"], {}).get("status") == "pass":
-                    c.update(status="carried", message="", credit=1.0, hint=(
-                        f"passes with the library's {' and '.join(suspects)} in place "
-                        f"of yours: fix {' and '.join(suspects)} (graded there)"))
+            _carry_forward(wrong, Children(ex, children.box, children.job,
+                                           children.modules, children.dead, suspects))
         return {**result, "checks": checks}
     finally:
         children.stop()
+
+
+def _carry_forward(wrong: List[Dict[str, Any]], rerun: Children) -> None:
+    """Each wrong check run again with the references in place; carried where it
+    passes and a replaced dependency of the student's, recomputed on the very
+    inputs the check gave it, differs from the reference (the evidence)."""
+    try:
+        for c in wrong:
+            again = rerun.run([c["name"]])[0]
+            if rerun.current is None:   # lost or late: the rest is not run again
+                break
+            found = rerun.current.request({"op": "evidence"})
+            if again["status"] != "pass" or not found.get("ok"):
+                continue
+            cause = [name for name, calls in sorted(found.get("value", {}).items())
+                     if any(differs(name, call) for call in calls)]
+            if cause:
+                named = " and ".join(cause)
+                c.update(status="carried", message="", credit=1.0, hint=(
+                    f"passes with the library's {named} in place of yours: fix "
+                    f"{named} (graded there)"))
+    except ChildLost:
+        pass
+    finally:
+        rerun.stop()
+
+
+def dependencies(ex: Exercise, called: Sequence[Any] = ()) -> List[str]:
+    """The exercises ``ex`` may call, transitively: its ``uses``, theirs, and so on.
+
+    Parameters
+    ----------
+    ex : Exercise
+    called : sequence of str
+        Exercises found calling (a helper's stub that raised), added first.
+
+    Returns
+    -------
+    list of str
+        Never ``ex.id``.
+
+    Examples
+    --------
+    >>> from scratchnet.exercises.catalogue import select
+    >>> dependencies(select(["cross_entropy"])[0])
+    ['log_softmax', 'logsumexp', 'nll_loss']
+    """
+    todo = [*(c for c in called if c), *ex.uses]
+    out: List[str] = []
+    while todo:
+        name = todo.pop(0)
+        if name in out or name == ex.id:
+            continue
+        out.append(name)
+        try:
+            todo += list(select([name])[0].uses)
+        except KeyError:   # not an exercise: nothing it uses is known
+            pass
+    return sorted(out)
+
+
+def differs(name: str, call: Dict[str, Any]) -> bool:
+    """Whether the student's ``name`` gave another result than the reference on one
+    recorded input (raised, another value, or another argument after the call).
+
+    Where ``name`` is a function, the reference value is computed here, from the
+    recorded arguments, with the grader's own copy of the key.
+
+    Parameters
+    ----------
+    name : str
+    call : dict
+        ``args``, ``kwargs``, and ``student`` and ``reference``, each ``value`` and
+        ``args`` (after the call) or ``error``.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[0.0, 1.0]])
+    >>> from scratchnet.softmax import softmax
+    >>> mine = {"value": softmax(x), "args": [x]}
+    >>> differs("softmax", {"args": [x], "kwargs": {}, "student": mine})
+    False
+    >>> differs("softmax", {"args": [x], "kwargs": {},
+    ...                     "student": {"error": {"type": "NotImplementedError"}}})
+    True
+    """
+    student = call.get("student") or {}
+    if "error" in student:
+        return True
+    expected = call.get("reference") or {}
+    if "." not in name:
+        try:
+            func = reference(name, chapter_module(chapter_of(name)))[0]
+            args = copy.deepcopy(list(call.get("args") or []))
+            with np.errstate(all="ignore"):
+                expected = {"value": func(*args, **(call.get("kwargs") or {})),
+                            "args": args}
+        except Exception:   # the reference cannot take these inputs
+            return False
+    if "error" in expected or not expected:
+        return False
+    return not (same(student.get("value"), expected.get("value"))
+                and same(student.get("args"), expected.get("args")))
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether two results agree: arrays within tolerance (NaN matches NaN), the
+    same keys and items; objects the child only described are not compared.
+
+    Parameters
+    ----------
+    a, b : object
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> same({"W": np.ones(2)}, {"W": np.ones(2) + 1e-12}), same((1.0,), (2.0,))
+    (True, False)
+    """
+    if isinstance(a, (Described, Handle)) or isinstance(b, (Described, Handle)):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(map(same, a, b))
+    if a is None or b is None or isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return close(a, b)
 
 
 def exercise_budget(checks: int, limit: float) -> float:

@@ -265,8 +265,9 @@ def unchanged(arrays: Sequence[np.ndarray], copies: Sequence[np.ndarray],
         if not np.array_equal(arr, copy, equal_nan=True):
             raise Failed(f"{what} changed its argument {name}: it was {show(copy)}, "
                          f"it is now {show(arr)}",
-                         f"a backward pass must not write into {name}: compute a new "
-                         f"array ({name} * mask, np.where(...)) or copy it first")
+                         f"{what.split('(')[0]} must not write into {name}: "
+                         "compute a new array (or copy it first); this check alone "
+                         "charges it")
 
 
 def expect_each(parts: Sequence[Tuple[str, Callable[[], None]]]) -> None:

@@ -24,6 +24,7 @@ function could have given.
 from __future__ import annotations
 import __future__
 
+import copy
 import faulthandler
 import importlib
 import importlib.abc
@@ -42,6 +43,8 @@ import numpy as np
 __all__ = ["PACKAGE", "main"]
 
 PACKAGE = "submission"
+#: The inputs kept per carried reference (and per check): the first calls.
+MAX_RECORDED = 3
 
 
 def _beside(name: str) -> types.ModuleType:
@@ -97,13 +100,20 @@ def _error(err: BaseException, root: str) -> Dict[str, Any]:
                     "text": (frames[-1].line or "").strip()}
     else:
         location = {}
+    function, tb = "", err.__traceback__   # the innermost function of the student's
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if root and os.path.realpath(code.co_filename).startswith(root + os.sep):
+            function = getattr(code, "co_qualname", code.co_name)
+        tb = tb.tb_next
     try:
         message = str(err)[:500]
     except Exception:   # an exception of the student's whose __str__ raises
         message = "?"
     return {"type": type(err).__name__[:100], "message": message,
             "location": location,
-            "todo": isinstance(err, NotImplementedError) and bool(location)}
+            "todo": isinstance(err, NotImplementedError) and bool(location),
+            "function": function[:200]}
 
 
 class _Session:
@@ -115,6 +125,7 @@ class _Session:
         self.homes: Dict[str, str] = {}
         self.reference: Dict[str, Any] = {}   # carried: exercise id -> object
         self.handles: Dict[int, Any] = {}
+        self.calls: Dict[str, List[tuple]] = {}   # carried: the inputs they were given
 
     def start(self, request: Dict[str, Any]) -> Any:
         self.root = os.path.realpath(request["package"])
@@ -193,8 +204,47 @@ class _Session:
                 places = [(m, a) for m in mine for a, v in vars(m).items() if v is own]
             for mod, attr in places:
                 undo.append((mod, attr, own))
-                setattr(mod, attr, self.reference[ex_id])
+                setattr(mod, attr, self.recording(ex_id))
         return undo
+
+    def recording(self, ex_id: str) -> Any:
+        """The carried reference of ``ex_id``, keeping copies of its first inputs:
+        the grader recomputes the student's own on them (the evidence)."""
+        reference, calls = self.reference[ex_id], self.calls.setdefault(ex_id, [])
+
+        def carried(*args, **kwargs):
+            if len(calls) < MAX_RECORDED:
+                try:
+                    calls.append(copy.deepcopy((args, kwargs)))
+                except Exception:   # an argument that does not copy: not recorded
+                    pass
+            return reference(*args, **kwargs)
+        return carried
+
+    def evidence(self, request: Dict[str, Any]) -> Any:
+        """The student's own function on each input a carried reference was given,
+        beside what the reference gave; the record is cleared."""
+        out: Dict[str, List[Dict[str, Any]]] = {}
+        for ex_id, calls in self.calls.items():
+            method = ex_id.partition(".")[2]
+            for args, kwargs in calls:
+                entry: Dict[str, Any] = {"args": [] if method else list(args),
+                                         "kwargs": {} if method else kwargs}
+                for side, func in (("reference", self.reference[ex_id]),
+                                   ("student", None)):
+                    mine = copy.deepcopy((args, kwargs))
+                    try:
+                        func = func or (getattr(type(mine[0][0]), method) if method
+                                        else self.student(ex_id))
+                        value = func(*mine[0], **mine[1])
+                        entry[side] = {"value": self.handed_back(value),
+                                       "args": self.handed_back(
+                                           list(mine[0][1:] if method else mine[0]))}
+                    except BaseException as err:  # the student's may raise anything
+                        entry[side] = {"error": _error(err, self.root)}
+                out.setdefault(ex_id, []).append(entry)
+        self.calls.clear()
+        return out
 
     def resolve(self, value: Any) -> Any:
         if isinstance(value, frames.Handle):
@@ -313,7 +363,8 @@ def main(argv: List[str]) -> int:
     sys.stdout = sys.stderr
     session = _Session(_given())
     ops = {"start": session.start, "load": session.load, "call": session.call,
-           "get": session.get, "assign": session.assign}
+           "get": session.get, "assign": session.assign,
+           "evidence": session.evidence}
     while True:
         try:
             request = frames.unpack(frames.read_frame(requests))
