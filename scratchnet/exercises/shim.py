@@ -196,7 +196,7 @@ class _Session:
             if method:
                 if isinstance(own, type):
                     undo.append((own, method, vars(own).get(method)))
-                    setattr(own, method, self.reference[ex_id])
+                    setattr(own, method, self.recording(ex_id))
                 continue
             if own is None:   # missing or broken: bound where its name is missing
                 places = [(m, cls_name) for m in mine if cls_name not in vars(m)]
