@@ -232,20 +232,25 @@ def grade_exercise(ex: Exercise, finding: Dict[str, Any], failed: set,
                     and reference_source(use) is not None]
         if wrong and suspects:   # a fresh child that holds their references only now
             children.stop()
-            _carry_forward(wrong, Children(ex, children.box, children.job,
-                                           children.modules, children.dead, suspects))
+            if _carry_forward(wrong, Children(ex, children.box, children.job,
+                                              children.modules, children.dead,
+                                              suspects)):
+                return {**result, "status": "todo"}   # its own stub, behind theirs
         return {**result, "checks": checks}
     finally:
         children.stop()
 
 
-def _carry_forward(wrong: List[Dict[str, Any]], rerun: Children) -> None:
+def _carry_forward(wrong: List[Dict[str, Any]], rerun: Children) -> bool:
     """Each wrong check run again with the references in place; carried where it
     passes and a replaced dependency of the student's, recomputed on the very
-    inputs the check gave it, differs from the reference (the evidence)."""
+    inputs the check gave it, differs from the reference (the evidence).  True
+    when the exercise's own stub raised then: it is not implemented yet."""
     try:
         for c in wrong:
             again = rerun.run([c["name"]])[0]
+            if again["status"] == "todo":
+                return True
             if rerun.current is None:   # lost or late: the rest is not run again
                 break
             found = rerun.current.request({"op": "evidence"})
@@ -262,6 +267,7 @@ def _carry_forward(wrong: List[Dict[str, Any]], rerun: Children) -> None:
         pass
     finally:
         rerun.stop()
+    return False
 
 
 def dependencies(ex: Exercise, called: Sequence[Any] = ()) -> List[str]:
