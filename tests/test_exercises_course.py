@@ -300,7 +300,7 @@ def test_the_own_exercise_gets_the_catalogues_treatment(course, tmp_path):
     assert key.score == key.max_score == TOTAL
     own = {r["id"]: r for r in key.results}["smoothed_cross_entropy"]
     assert [c["name"] for c in own["checks"]] == [
-        "inputs 1", "inputs 2", "inputs 3", "docstring examples"]
+        "inputs 1", "inputs 2", "inputs 3", "docstring examples", "inputs unchanged"]
     losses_py = (course / "hw" / "losses.py").read_text()
     assert "def smoothed_cross_entropy(logits, targets):" in losses_py
     assert "from .softmax import log_softmax" in losses_py   # the student's own
@@ -394,9 +394,12 @@ def test_a_check_credits_the_right_arrays_of_several(course, tmp_path):
     values = checks["values"]
     assert values["status"] == "fail" and "dx and dW are right" in values["message"]
     assert values["points"] == pytest.approx(values["max_points"] * 2 / 3)
-    assert checks["inputs unchanged"]["points"] == checks["inputs unchanged"]["max_points"]
-    share = 6 / 6   # six checks of weight 1, five compare the three arrays
-    assert result["linear_backward"]["points"] == pytest.approx(share * (5 * 2 / 3 + 1))
+    # the edges (batch of one, inputs unchanged) earn the value checks' share, 2/3
+    kept = checks["inputs unchanged"]
+    assert kept["points"] == pytest.approx(kept["max_points"] * 2 / 3, rel=0, abs=1e-6)
+    values_share = 2 / 3   # six checks of weight 1 (1 point each), five compare arrays
+    assert result["linear_backward"]["points"] == pytest.approx(
+        4 * 2 / 3 + values_share * (2 / 3 + 1), rel=0, abs=1e-6)
     backward = result["TwoLayerMLP.backward"]
     assert backward["points"] == backward["max_points"]
 
