@@ -288,14 +288,19 @@ def _optimizer_checks(name, ref_class, options):
         opt, ref = s.new({"w": w0.copy()}, **options), ref_class(theirs, **options)
         step = s.method(opt, "step", names=["grads"])
         for t, g in enumerate(grads, 1):
-            before = np.array(s.get(opt, "params", "w"))
+            before, start = np.array(s.get(opt, "params", "w")), theirs["w"].copy()
             step({"w": g.copy()})
             ref.step({"w": g.copy()})
             mine = {"w": np.asarray(s.get(opt, "params", "w"))}
-            expect_close(mine["w"], theirs["w"], f"the parameter after step {t} of "
-                         f"{name} with {options}, w0 = {show(w0)}, grads = "
-                         f"{show(grads[:t])}", rtol=1e-5, atol=1e-7, dtype=dtype,
-                         hint=_update_hint(before, mine["w"], theirs["w"]))
+            what = (f"the parameter after step {t} of {name} with {options}, w0 = "
+                    f"{show(w0)}, grads = {show(grads[:t])}")
+            hint = _update_hint(before, mine["w"], theirs["w"])
+            expect_close(mine["w"], theirs["w"], what, rtol=1e-5, atol=1e-7,
+                         dtype=dtype, hint=hint)
+            if scale < 1:   # the step itself: a step of 1e-7 hides in the parameter
+                expect_close(mine["w"] - before, theirs["w"] - start,
+                             f"the step taken ({what})", rtol=1e-5,
+                             atol=1e-7 * scale, hint=hint)
 
     def descends(s):
         target = np.array([1.0, -2.0, 0.5])

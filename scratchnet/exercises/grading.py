@@ -224,8 +224,7 @@ def grade_exercise(ex: Exercise, finding: Dict[str, Any], failed: set,
         checks = children.run([c.name for c in checks_of(ex.id)])
         if any(c["status"] == "todo" for c in checks):
             return {**result, "status": "todo"}
-        wrong = [c for c in checks if c["status"] != "pass"
-                 and not c["message"].startswith("not run:")]
+        wrong = [c for c in checks if c["status"] != "pass"]   # not run too
         stubs = [c["helper"] for c in wrong if c.get("helper")]
         suspects = [use for use in dependencies(ex, stubs)
                     if (use in failed or use in stubs)
@@ -244,8 +243,10 @@ def grade_exercise(ex: Exercise, finding: Dict[str, Any], failed: set,
 def _carry_forward(wrong: List[Dict[str, Any]], rerun: Children) -> bool:
     """Each wrong check run again with the references in place; carried where it
     passes and a replaced dependency of the student's, recomputed on the very
-    inputs the check gave it, differs from the reference (the evidence).  True
-    when the exercise's own stub raised then: it is not implemented yet."""
+    inputs the check gave it, differs from the reference (the evidence), or
+    hangs or dies there.  True when the exercise's own stub raised then: it is
+    not implemented yet."""
+    known: set = set()   # the student's own hung or died on such inputs once
     try:
         for c in wrong:
             again = rerun.run([c["name"]])[0]
@@ -253,18 +254,25 @@ def _carry_forward(wrong: List[Dict[str, Any]], rerun: Children) -> bool:
                 return True
             if rerun.current is None:   # lost or late: the rest is not run again
                 break
-            found = rerun.current.request({"op": "evidence"})
-            if again["status"] != "pass" or not found.get("ok"):
-                continue
-            cause = [name for name, calls in sorted(found.get("value", {}).items())
-                     if any(differs(name, call) for call in calls)]
-            if cause:
-                named = " and ".join(cause)
+            cause = []
+            for name in rerun.replace:
+                try:
+                    found = rerun.current.request({"op": "evidence", "id": name,
+                                                   "count": name in known})
+                except ChildLost:   # the student's own, on those inputs, did not return
+                    rerun.current = None
+                    known.add(name)
+                    cause.append(name)
+                    break
+                calls = (found.get("value") or []) if found.get("ok") else []
+                if calls and (name in known or any(differs(name, call)
+                                                   for call in calls)):
+                    cause.append(name)
+            if again["status"] == "pass" and cause:
+                named = " and ".join(sorted(cause))
                 c.update(status="carried", message="", credit=1.0, hint=(
                     f"passes with the library's {named} in place of yours: fix "
                     f"{named} (graded there)"))
-    except ChildLost:
-        pass
     finally:
         rerun.stop()
     return False

@@ -222,28 +222,30 @@ class _Session:
         return carried
 
     def evidence(self, request: Dict[str, Any]) -> Any:
-        """The student's own function on each input a carried reference was given,
-        beside what the reference gave; the record is cleared."""
-        out: Dict[str, List[Dict[str, Any]]] = {}
-        for ex_id, calls in self.calls.items():
-            method = ex_id.partition(".")[2]
-            for args, kwargs in calls:
-                entry: Dict[str, Any] = {"args": [] if method else list(args),
-                                         "kwargs": {} if method else kwargs}
-                for side, func in (("reference", self.reference[ex_id]),
-                                   ("student", None)):
-                    mine = copy.deepcopy((args, kwargs))
-                    try:
-                        func = func or (getattr(type(mine[0][0]), method) if method
-                                        else self.student(ex_id))
-                        value = func(*mine[0], **mine[1])
-                        entry[side] = {"value": self.handed_back(value),
-                                       "args": self.handed_back(
-                                           list(mine[0][1:] if method else mine[0]))}
-                    except BaseException as err:  # the student's may raise anything
-                        entry[side] = {"error": _error(err, self.root)}
-                out.setdefault(ex_id, []).append(entry)
-        self.calls.clear()
+        """The student's own ``id`` on each input its carried reference was given,
+        beside what the reference gave (only how many, with ``count``); the
+        record of ``id`` is cleared."""
+        ex_id = request["id"]
+        method = ex_id.partition(".")[2]
+        out: List[Dict[str, Any]] = []
+        for args, kwargs in self.calls.pop(ex_id, []):
+            entry: Dict[str, Any] = {"args": [] if method else list(args),
+                                     "kwargs": {} if method else kwargs}
+            for side, func in (("reference", self.reference[ex_id]),
+                               ("student", None)):
+                if request.get("count"):
+                    break
+                mine = copy.deepcopy((args, kwargs))
+                try:
+                    func = func or (getattr(type(mine[0][0]), method) if method
+                                    else self.student(ex_id))
+                    value = func(*mine[0], **mine[1])
+                    entry[side] = {"value": self.handed_back(value),
+                                   "args": self.handed_back(
+                                       list(mine[0][1:] if method else mine[0]))}
+                except BaseException as err:  # the student's may raise anything
+                    entry[side] = {"error": _error(err, self.root)}
+            out.append({} if request.get("count") else entry)
         return out
 
     def resolve(self, value: Any) -> Any:
