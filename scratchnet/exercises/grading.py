@@ -189,7 +189,8 @@ def grade_exercise(ex: Exercise, finding: Dict[str, Any], failed: set,
         What its source said
         (:func:`~scratchnet.exercises.analysis.read_exercise`).
     failed : set of str
-        The exercises graded before that lost points (carry-forward's suspects).
+        The exercises graded before that lost points: carry-forward's suspects,
+        with the stubs that raised inside this one's checks.
     children : Children
         Its children; stopped at the end.
 
