@@ -353,7 +353,7 @@ def test_weights_and_visibility_reach_gradescope(course, tmp_path):
     assert tests["softmax: float32 kept"]["visibility"] == "hidden"
     assert tests["softmax: values"]["visibility"] == "after_published"
     assert tests["softmax: empty batch"]["visibility"] == "visible"
-    share = 10 / (2 + 0.5 + 6)   # eight checks: six of weight 1
+    share = 10 / (2 + 0.5 + 7)   # nine checks: seven of weight 1
     assert tests["softmax: values"]["max_score"] == pytest.approx(2 * share)
     assert tests["softmax: float32 kept"]["max_score"] == pytest.approx(0.5 * share)
 
