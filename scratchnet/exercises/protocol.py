@@ -43,30 +43,37 @@ i}`` (the i-th array), ``{"$tuple": [...]}``, ``{"$handle": n}`` (an object the
 child built and keeps), ``{"$object": "repr"}`` (anything else, described
 only).  Requests:
 
-==========  ===============================================================
-``start``   ``package`` (where the child sees the submission), ``homes``
-            (exercise id -> module), ``references`` (id -> plain NumPy
-            source: the carried references of the exercise's dependencies)
-``load``    ``module`` (a module of the submission), ``by_function``
-            (build it definition by definition)
-``call``    ``target`` (``{"student": id}``, ``{"reference": id}``,
-            ``{"handle": n, "method": m}``, or ``{"new": name, "side":
-            "student" | "reference"}`` to build an object), ``args``,
-            ``kwargs``, ``replace`` (ids whose student object is replaced by
-            the carried reference: carry-forward), ``loop`` (optional: a
-            list of argument lists, the call made once for each), ``limit``
-            (seconds)
-``get``     ``handle``, ``path``: an attribute and keys (``["params"]``)
-``assign``  ``handle``, ``path``, ``value``: written into the array there
-==========  ===============================================================
+============  ===============================================================
+``start``     ``package`` (where the child sees the submission), ``homes``
+              (exercise id -> module), ``references`` (id -> plain NumPy
+              source: the carried references of the exercise's dependencies)
+``load``      ``module`` (a module of the submission), ``by_function``
+              (build it definition by definition)
+``call``      ``target`` (``{"student": id}``, ``{"reference": id}``,
+              ``{"handle": n, "method": m}``, or ``{"new": name, "side":
+              "student" | "reference"}`` to build an object), ``args``,
+              ``kwargs``, ``replace`` (ids whose student object is replaced by
+              the carried reference: carry-forward), ``loop`` (optional: a
+              list of argument lists, the call made once for each), ``limit``
+              (seconds)
+``get``       ``handle``, ``path``: an attribute and keys (``["params"]``)
+``assign``    ``handle``, ``path``, ``value``: written into the array there
+``evidence``  ``id`` (a replaced exercise), ``count``: the student's own ``id``
+              run on each input (at most three) its carried reference was given
+              since the last such request, beside the reference's result
+              (``value`` and ``args`` after the call, or ``error``); with
+              ``count``, only how many
+============  ===============================================================
 
 An answer is ``{"ok": true, "value", "args", "kwargs", "seconds"}`` (``args``
 and ``kwargs`` as they are after the call) or ``{"ok": false, "error":
-{"type", "message", "location", "todo"}}`` (``location``: the student's
-``file``, ``line`` and ``text``; ``todo``: a ``NotImplementedError`` raised
-in the student's files).  The student's code shares the child's process, so
-it may write frames itself: a forged answer is at most what its own function
-could have returned, since every verdict is computed here from values.
+{"type", "message", "location", "todo", "function"}}`` (``location``: the
+student's ``file``, ``line`` and ``text``; ``todo``: a ``NotImplementedError``
+raised in the student's files; ``function``: the innermost of the student's
+functions it was raised in, so that a stub's error is its own exercise's).
+The student's code shares the child's process, so it may write frames itself:
+a forged answer is at most what its own function could have returned, since
+every verdict is computed here from values.
 
 **A check** is data (:class:`Check`): its name, how its inputs are built,
 the reference that gives the expected value (computed in the grading
