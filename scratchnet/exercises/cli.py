@@ -71,7 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--csv", metavar="FILE",
                        help="grade every SUBMISSION into one table (with "
                             "--assignment)")
-    grade.add_argument("--only", nargs="+", default=[], metavar="ID")
+    grade.add_argument("--only", nargs="+", default=[], metavar="ID",
+                       help="grade only these exercise ids or chapters (of the "
+                            "assignment, or of the package)")
     grade.add_argument("--json", metavar="FILE", help="Gradescope's results.json")
     grade.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                        help="per check (default: the assignment's, else 10)")
@@ -103,7 +105,7 @@ def _check(args) -> int:
                              "--assignment FILE")
         rows = grade_class(args.directory, args.assignment, args.csv, progress=print,
                            exercises=args.exercises, jobs=args.jobs,
-                           no_sandbox=args.no_sandbox)
+                           no_sandbox=args.no_sandbox, only=args.only)
         print(f"wrote {len(rows)} rows to {args.csv}")
         return 0
     if len(args.directory) > 1:
@@ -111,7 +113,8 @@ def _check(args) -> int:
     if args.assignment:
         report = grade(args.directory[0], args.assignment, json_path=args.json,
                        limit=args.time_limit, memory_mb=args.memory_mb,
-                       exercises=args.exercises, no_sandbox=args.no_sandbox)
+                       exercises=args.exercises, no_sandbox=args.no_sandbox,
+                       only=args.only)
     else:
         with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
             report = in_notebook_terms(check(

@@ -14,9 +14,10 @@ its schema) says which exercises are graded and for how many points.  Here:
   (``jobs`` at once), a submission that crashes its grading process is its
   row's "grader error", never the table's end;
 - :func:`autograder_zip`: Gradescope's autograder, ``setup.sh`` (installs
-  this version of scratchnet from a wheel inside the zip) and
-  ``run_autograder`` (grades ``$AUTOGRADER_ROOT/submission``, default
-  ``/autograder``, into ``$AUTOGRADER_ROOT/results/results.json``).
+  this version of scratchnet from a wheel inside the zip into a virtual
+  environment, ``$AUTOGRADER_ROOT/venv``, default ``/autograder``) and
+  ``run_autograder`` (grades ``$AUTOGRADER_ROOT/submission`` with it, into
+  ``$AUTOGRADER_ROOT/results/results.json``).
 """
 
 from __future__ import annotations
@@ -34,30 +35,47 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from .assignment import read_assignment
-from .catalogue import CHAPTER_ORDER
+from .catalogue import CHAPTER_ORDER, select
 from .grader import UsageError, check
 from .notebook import cell_lines, in_cells, notebook_modules
 from .own import load_own
-from .report import Report
+from .report import Report, not_run
 from .sandbox import SandboxRefused, choose, describe, stage
 
-__all__ = ["autograder_zip", "grade", "grade_class", "submission_package"]
+__all__ = ["autograder_zip", "checks_not_run", "grade", "grade_class",
+           "submission_package"]
 
 SETUP_SH = """\
 #!/usr/bin/env bash
 # Gradescope runs this once, from the autograder's folder (/autograder/source),
-# to build the image: it installs the scratchnet the assignment was made with,
-# from the wheel beside it (its dependencies, NumPy and Matplotlib, come from
-# the package index), and bubblewrap, the sandbox the submissions run in, where
-# the image has apt-get (without it they run as a dedicated uid).
+# to build the image.  It makes a virtual environment, $AUTOGRADER_ROOT/venv
+# (AUTOGRADER_ROOT is /autograder unless set), and installs into it the
+# scratchnet the assignment was made with, from the wheel beside this file (its
+# dependencies, NumPy and Matplotlib, come from the package index): never into
+# the system's Python, which an externally managed one refuses (PEP 668:
+# Debian 12, Ubuntu 23.04 and later).  Where the image has apt-get and this
+# runs as root, apt-get adds what is missing: venv's own package where Python
+# comes without it, and bubblewrap, the sandbox the submissions run in
+# (without it they run as a dedicated uid).
 set -euo pipefail
 cd "$(dirname "$0")"
-python3 -m pip install --no-cache-dir ./{wheel}
-if ! command -v bwrap >/dev/null && command -v apt-get >/dev/null \\
-        && [ "$(id -u)" = 0 ]; then
+venv="${{AUTOGRADER_ROOT:-/autograder}}/venv"
+apt_install() {{
+    command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] || return 1
     (apt-get update -qq \\
-        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) \\
-        >/dev/null || echo "no bubblewrap: submissions will run as a dedicated uid" >&2
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@") >/dev/null
+}}
+if ! python3 -m venv "$venv"; then
+    rm -rf "$venv"
+    version="$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    apt_install python3-venv "python$version-venv" || apt_install python3-venv
+    python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --no-cache-dir --disable-pip-version-check \\
+    ./{wheel}
+if ! command -v bwrap >/dev/null; then
+    apt_install bubblewrap \\
+        || echo "no bubblewrap: submissions will run as a dedicated uid" >&2
 fi
 """
 
@@ -65,13 +83,13 @@ RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
 # Gradescope runs this for each submission.  It grades the upload in
 # $AUTOGRADER_ROOT/submission (the package's files, a folder holding them, or
-# a notebook) by the assignment, and writes
-# $AUTOGRADER_ROOT/results/results.json.  AUTOGRADER_ROOT is /autograder
-# unless set (to try the autograder anywhere).
+# a notebook) by the assignment, with the scratchnet setup.sh installed in
+# $AUTOGRADER_ROOT/venv, and writes $AUTOGRADER_ROOT/results/results.json.
+# AUTOGRADER_ROOT is /autograder unless set (to try the autograder anywhere).
 set -uo pipefail
 root="${{AUTOGRADER_ROOT:-/autograder}}"
 mkdir -p "$root/results"
-python3 -m scratchnet exercises check "$root/submission" \\
+"$root/venv/bin/python" -m scratchnet exercises check "$root/submission" \\
     --assignment "$root/source/{assignment}" --json "$root/results/results.json"
 exit 0   # points lost are in results.json, not an autograder failure
 """
@@ -193,7 +211,7 @@ def in_notebook_terms(report: Report, upload: Any) -> Report:
 def grade(upload: Any, assignment: Any, *, json_path: Any = None,
           limit: float | None = None, memory_mb: int | None = None,
           exercises: Any = None, no_sandbox: bool = False,
-          isolation: str | None = None) -> Report:
+          isolation: str | None = None, only: Sequence[str] = ()) -> Report:
     """Grade one upload by the assignment (see the module's docstring).
 
     Parameters
@@ -203,7 +221,8 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
         The assignment file (:mod:`scratchnet.exercises.assignment`).
     json_path : str or Path, optional
         Write Gradescope's ``results.json`` there (also when nothing could be
-        graded: score 0 and the reason).
+        graded: score 0 and the reason), with the assignment's ``visibility``
+        and ``stdout_visibility`` (:meth:`~scratchnet.exercises.Report.gradescope`).
     limit, memory_mb : optional
         Seconds per check and the child's memory (default: the assignment's,
         else 10 s and 2048 MB).
@@ -213,6 +232,9 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
         Run it without a sandbox where none can run (accepting the risk).
     isolation : str, optional
         The sandbox already chosen (:func:`~scratchnet.exercises.sandbox.choose`).
+    only : sequence of str, optional
+        Exercise ids (or chapters) of the assignment to grade, the others left
+        out of the report.
 
     Returns
     -------
@@ -231,7 +253,8 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
     >>> [(r["id"], r["points"], r["max_points"]) for r in report.results]
     [('softmax', 0.0, 3), ('relu_backward', 2.0, 2)]
     """
-    _assignment(assignment, exercises)
+    spec, _ = _assignment(assignment, exercises)
+    shown = {k: spec[k] for k in ("visibility", "stdout_visibility") if k in spec}
     with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
         try:
             if not Path(upload).exists():
@@ -240,22 +263,26 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
             package = submission_package(copy, tmp)
             report = in_notebook_terms(check(
                 package, assignment=assignment, exercises=exercises,
-                no_sandbox=no_sandbox, isolation=isolation,
+                no_sandbox=no_sandbox, isolation=isolation, only=only,
                 **({"limit": limit} if limit else {}),
                 **({"memory_mb": memory_mb} if memory_mb else {})), copy)
             if json_path is not None:
-                report.write_gradescope(json_path)
+                report.write_gradescope(json_path, **shown)
             return report
         except UsageError as err:
             if json_path is not None:
                 Path(json_path).write_text(json.dumps(
-                    {"score": 0.0, "output": str(err), "tests": []}, indent=2) + "\n")
+                    {"score": 0.0, "output": str(err), "tests": [],
+                     "visibility": shown.get("visibility", "visible"),
+                     "stdout_visibility": shown.get("stdout_visibility", "hidden")},
+                    indent=2) + "\n")
             raise
 
 
 def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
                 progress: Callable[[str], Any] | None = None, exercises: Any = None,
-                jobs: int = 1, no_sandbox: bool = False) -> List[Dict[str, Any]]:
+                jobs: int = 1, no_sandbox: bool = False,
+                only: Sequence[str] = ()) -> List[Dict[str, Any]]:
     """Grade many uploads into one CSV: a row each, a column per exercise, the total.
 
     Each submission is graded in a grading process of its own, ``jobs`` at
@@ -270,8 +297,11 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
         One per student (the submission's name is its file or folder name).
     assignment : str or Path
     csv_path : str or Path
-        Written with the columns ``submission``, one per exercise id, ``total``
-        and ``error`` (why a submission could not be graded).
+        Written with the columns ``submission``, one per exercise id, ``total``,
+        ``error`` (why a submission could not be graded) and ``not_run`` (the
+        checks that did not run and why: ``"relu_backward: 4 of 5 checks (the
+        check 'values' ran past the time limit)"``, ``"softmax: not
+        implemented yet"``; exercises separated by ``"; "``).
     progress : callable, optional
         Called with the isolation note once, then a line per submission.
     exercises : str or Path, optional
@@ -280,6 +310,8 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
         Submissions graded at once.
     no_sandbox : bool, default False
         Grade without a sandbox where none can run (accepting the risk).
+    only : sequence of str, optional
+        Exercise ids (or chapters) of the assignment: the table's columns.
 
     Returns
     -------
@@ -302,11 +334,19 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
     ...     _ = path.write_text('{"exercises": [{"id": "relu_backward", "points": 5}]}')
     ...     _ = grade_class([tmp + "/ada", tmp + "/bob"], path, tmp + "/grades.csv")
     ...     print(pathlib.Path(tmp, "grades.csv").read_text().strip())
-    submission,relu_backward,total,error
-    ada,5,5,
-    bob,0,0,
+    submission,relu_backward,total,error,not_run
+    ada,5,5,,
+    bob,0,0,,relu_backward: not implemented yet
     """
     spec, _ = _assignment(assignment, exercises)
+    if only:
+        try:
+            wanted = {e.id for e in select(list(only))}
+        except KeyError as err:
+            raise UsageError(err.args[0]) from None
+        spec["exercises"] = [e for e in spec["exercises"] if e["id"] in wanted]
+        if not spec["exercises"]:
+            raise UsageError(f"none of {', '.join(only)} is in the assignment")
     ids = [e["id"] for e in spec["exercises"]]
     total = sum(e["points"] for e in spec["exercises"])
     try:
@@ -319,21 +359,24 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
     def one(upload: Any) -> Dict[str, Any]:
         row: Dict[str, Any] = {"submission": Path(upload).name}
         try:
-            report = grade(upload, assignment, exercises=exercises, isolation=kind)
+            report = grade(upload, assignment, exercises=exercises, isolation=kind,
+                           only=only)
             row.update({r["id"]: f"{r['points']:g}" for r in report.results})
-            row.update(total=f"{report.score:g}", error="")
+            row.update(total=f"{report.score:g}", error="",
+                       not_run=checks_not_run(report))
         except UsageError as err:
-            row.update({i: "0" for i in ids}, total="0", error=str(err))
+            row.update({i: "0" for i in ids}, total="0", error=str(err), not_run="")
         except Exception as err:   # the grading process crashed: this row only
             text = " ".join(str(err).split())[-300:]
-            row.update({i: "0" for i in ids}, total="0",
+            row.update({i: "0" for i in ids}, total="0", not_run="",
                        error=f"grader error: {type(err).__name__}: {text}")
         return row
 
     rows = []
     with open(csv_path, "w", newline="") as out, \
             ThreadPoolExecutor(max_workers=max(1, int(jobs))) as pool:
-        writer = csv.DictWriter(out, fieldnames=["submission", *ids, "total", "error"])
+        writer = csv.DictWriter(out, fieldnames=["submission", *ids, "total", "error",
+                                                 "not_run"])
         writer.writeheader()
         out.flush()
         for row in pool.map(one, uploads):
@@ -342,8 +385,41 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
             rows.append(row)
             if progress:
                 progress(f"{row['submission']}: {row['total']}/{total:g}"
-                         + (f" ({row['error'][:120]})" if row["error"] else ""))
+                         + (f" ({row['error'][:120]})" if row["error"] else "")
+                         + (f" - not run: {row['not_run'][:120]}" if row["not_run"]
+                            else ""))
     return rows
+
+
+def checks_not_run(report: Report) -> str:
+    """The checks of a report that did not run, per exercise, and why (a CSV cell).
+
+    Parameters
+    ----------
+    report : Report
+
+    Returns
+    -------
+    str
+        ``"id: why"`` for an exercise that ran no check, ``"id: k of n checks
+        (why)"`` for one stopped part-way; ``"; "`` between exercises.
+
+    Examples
+    --------
+    >>> checks_not_run(Report([{"id": "relu_backward", "status": "graded",
+    ...     "checks": [{"message": ""}, {"message": "not run: the check 'values' "
+    ...                                  "ran past the time limit"}]}], 0.0))
+    "relu_backward: 1 of 2 checks (the check 'values' ran past the time limit)"
+    """
+    cells = []
+    for r in report.results:
+        why = [w for w in (not_run(r, c) for c in r.get("checks", ())) if w]
+        if r["status"] != "graded":
+            cells.append(f"{r['id']}: {r.get('message') or r['status']}")
+        elif why:
+            cells.append(f"{r['id']}: {len(why)} of {len(r['checks'])} checks "
+                         f"({why[0]})")
+    return "; ".join(cells)
 
 
 def _wheel(folder: Path) -> Path:
