@@ -13,21 +13,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Sequence
 
 from .assignment import write_assignment
 from .catalogue import catalogue_text, select
-from .course import (
-    autograder_zip,
-    grade,
-    grade_class,
-    in_notebook_terms,
-    submission_package,
-)
-from .grader import UsageError, check
+from .course import autograder_zip, grade, grade_class, self_check
+from .grader import UsageError
 from .handout import make
 from .own import load_exercises
 
@@ -116,19 +109,17 @@ def _check(args) -> int:
                        exercises=args.exercises, no_sandbox=args.no_sandbox,
                        only=args.only)
     else:
-        with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
-            report = in_notebook_terms(check(
-                submission_package(args.directory[0], tmp), only=args.only,
-                limit=args.time_limit or 10.0, memory_mb=args.memory_mb or 2048,
-                exercises=args.exercises, no_sandbox=args.no_sandbox),
-                args.directory[0])
+        report = self_check(args.directory[0], only=args.only,
+                            limit=args.time_limit or 10.0,
+                            memory_mb=args.memory_mb or 2048,
+                            exercises=args.exercises, no_sandbox=args.no_sandbox)
         if args.json:
             report.write_gradescope(args.json)
     print(report.text())
     if report.mode == "assignment":   # about the grading (the sandbox), to who grades
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
-    return 0 if report.score >= report.max_score else 1
+    return 0 if report.passed else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -48,22 +48,25 @@ i}`` (the i-th array), ``{"$tuple": [...]}``, ``{"$handle": n}`` (an object the
 child built and keeps), ``{"$object": "repr"}`` (anything else, described
 only).  Requests:
 
-==========  ===============================================================
-``start``   ``package`` (where the child sees the submission), ``homes``
-            (exercise id -> module), ``references`` (id -> plain NumPy
-            source: the carried references of the exercise's dependencies)
-``load``    ``module`` (a module of the submission), ``by_function``
-            (build it definition by definition)
-``call``    ``target`` (``{"student": id}``, ``{"reference": id}``,
-            ``{"handle": n, "method": m}``, or ``{"new": name, "side":
-            "student" | "reference"}`` to build an object), ``args``,
-            ``kwargs``, ``replace`` (ids whose student object is replaced by
-            the carried reference: carry-forward), ``loop`` (optional: a
-            list of argument lists, the call made once for each), ``limit``
-            (seconds)
-``get``     ``handle``, ``path``: an attribute and keys (``["params"]``)
-``assign``  ``handle``, ``path``, ``value``: written into the array there
-==========  ===============================================================
+============  =============================================================
+``start``     ``package`` (where the child sees the submission), ``homes``
+              (exercise id -> module), ``references`` (id -> plain NumPy
+              source: the carried references of the exercise's dependencies)
+``load``      ``module`` (a module of the submission), ``by_function``
+              (build it definition by definition)
+``call``      ``target`` (``{"student": id}``, ``{"reference": id}``,
+              ``{"handle": n, "method": m}``, or ``{"new": name, "side":
+              "student" | "reference"}`` to build an object), ``args``,
+              ``kwargs``, ``replace`` (ids whose student object is replaced by
+              the carried reference: carry-forward), ``loop`` (optional: a
+              list of argument lists, the call made once for each), ``limit``
+              (seconds)
+``get``       ``handle``, ``path``: an attribute and keys (``["params"]``)
+``assign``    ``handle``, ``path``, ``value``: written into the array there
+``examples``  ``target`` (``{"student": id}``): run the examples of the
+              student's docstring, for an exercise a self-check knows by name
+              only (the answer's value: ``examples``, ``failed``)
+============  =============================================================
 
 An answer is ``{"ok": true, "value", "args", "kwargs", "seconds"}`` (``args``
 and ``kwargs`` as they are after the call) or ``{"ok": false, "error":

@@ -13,7 +13,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List
 
-__all__ = ["VISIBILITIES", "Report", "not_run"]
+__all__ = ["INSTRUCTOR", "VISIBILITIES", "Report", "not_run"]
+
+#: An exercise's ``graded_by`` in a self-check when only the instructor can grade
+#: it (an exercise of the instructor's own: its checks are in their file).
+INSTRUCTOR = "instructor"
 
 #: Gradescope's visibilities, from the least to the most restrictive: ``visible``
 #: always, ``after_due_date`` once the due date has passed, ``after_published``
@@ -64,7 +68,9 @@ class Report:
     results : list of dict
         Per exercise: ``id``, ``status``, ``points``, ``max_points`` and
         ``checks`` (``name``, ``status``, ``message``, ``hint``, ``points``,
-        ``max_points``).
+        ``max_points``); in a self-check, ``graded_by`` ``"instructor"`` for
+        an exercise only the instructor can grade (0 points of 0: its
+        docstring examples only are run here).
     seconds : float
         How long the grading took.
     mode : str
@@ -120,6 +126,28 @@ class Report:
         """
         return float(sum(r["max_points"] for r in self.results))
 
+    @property
+    def passed(self) -> bool:
+        """Whether nothing was found wrong: full marks, and every exercise the
+        instructor grades ran its docstring examples without a failure.
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> Report([{"points": 5.0, "max_points": 5}], 1.0).passed
+        True
+        >>> Report([{"points": 0.0, "max_points": 0, "status": "todo",
+        ...          "graded_by": "instructor", "checks": []}], 1.0).passed
+        False
+        """
+        return self.score >= self.max_score and all(
+            r.get("status") == "graded" and all(
+                c["status"] in ("pass", "carried") for c in r["checks"])
+            for r in self.results if r.get("graded_by") == INSTRUCTOR)
+
     def text(self) -> str:
         """The report a student reads: per exercise its score, per check PASS or FAIL.
 
@@ -137,6 +165,9 @@ class Report:
         """
         lines = []
         for r in self.results:
+            if r.get("graded_by") == INSTRUCTOR:
+                lines += _instructors(r)
+                continue
             lines.append(f"{r['id']}: {r['points']:g}/{r['max_points']:g} points"
                          + (f" - {r['message']}" if r.get("message") else ""))
             if r["status"] != "graded":
@@ -162,10 +193,14 @@ class Report:
             if r.get("copied"):
                 lines.append("  note: this exercise's code is the chapter's own body "
                              "(copying the library's source is plagiarism)")
-        lines.append(f"total: {self.score:g}/{self.max_score:g} points")
+        theirs = [r["id"] for r in self.results if r.get("graded_by") == INSTRUCTOR]
+        lines.append(f"total: {self.score:g}/{self.max_score:g} points"
+                     + (f" (not counted: {', '.join(theirs)}, graded by your "
+                        f"instructor)" if theirs else ""))
         if self.mode == "self-check":
             lines.append("(a self-check: the exercises graded are those your package "
-                         "lists; your instructor grades with the assignment)")
+                         "lists, not the code it gives; your instructor grades with "
+                         "the assignment, its points and its checks)")
         return "\n".join(lines)
 
     def gradescope(self, visibility: str | None = None,
@@ -293,3 +328,21 @@ class Report:
         'assignment'
         """
         return cls(**json.loads(text))
+
+
+def _instructors(result: Dict[str, Any]) -> List[str]:
+    """A self-check's lines for an exercise only the instructor can grade."""
+    head = f"{result['id']}: graded by your instructor (its checks and points are " \
+        f"in the instructor's file)"
+    if result.get("status") != "graded":
+        return [f"{head} - {result.get('message') or result.get('status')}"]
+    lines = [head]
+    for c in result["checks"]:
+        if c["status"] in ("pass", "carried"):
+            lines.append(f"  PASS {c['name']} (your docstring's examples print what "
+                         f"they show)")
+        elif c["message"].startswith("no examples"):
+            lines.append(f"  NOT RUN {c['name']}: {c['message']}")
+        else:
+            lines.append(f"  FAIL {c['name']}: {c['message']}")
+    return lines
