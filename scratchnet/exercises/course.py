@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from .analysis import find_package
 from .assignment import read_assignment
-from .catalogue import CHAPTER_ORDER, select
+from .catalogue import CHAPTER_ORDER, OWN, select
 from .grader import UsageError, check
 from .notebook import cell_lines, in_cells, notebook_modules
 from .own import REGISTRY, load_own
@@ -400,10 +400,18 @@ def self_check(upload: Any, *, only: Sequence[str] = (), limit: float = 10.0,
                 except KeyError as err:
                     raise UsageError(err.args[0]) from None
         graded = [i for i in listed if i in wanted and found.get(i, True)]
-        report = in_notebook_terms(check(
-            package, only=graded, limit=limit, memory_mb=memory_mb,
-            exercises=declared if found else exercises, no_sandbox=no_sandbox),
-            upload) if graded else Report([], 0.0, "self-check")
+        kept = {name: (REGISTRY.get(name), OWN.get(name)) for name in found}
+        try:
+            report = in_notebook_terms(check(
+                package, only=graded, limit=limit, memory_mb=memory_mb,
+                exercises=declared if found else exercises, no_sandbox=no_sandbox),
+                upload) if graded else Report([], 0.0, "self-check")
+        finally:   # this process's registry as it was (the declared stubs dropped)
+            for name, (own, entry) in kept.items():
+                for registry, value in ((REGISTRY, own), (OWN, entry)):
+                    registry.pop(name, None)
+                    if value is not None:
+                        registry[name] = value
     for result in report.results:
         if result["id"] in found:
             result.update(graded_by=INSTRUCTOR, points=0.0, max_points=0)
@@ -451,9 +459,7 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
     csv_path : str or Path
         Written with the columns ``submission``, one per exercise id, ``total``,
         ``error`` (why a submission could not be graded) and ``not_run`` (the
-        checks that did not run and why: ``"relu_backward: 4 of 5 checks (the
-        check 'values' ran past the time limit)"``, ``"softmax: not
-        implemented yet"``; exercises separated by ``"; "``).
+        exercises stopped part-way by a time-out, :func:`checks_not_run`).
     progress : callable, optional
         Called with the isolation note once, then a line per submission.
     exercises : str or Path, optional
@@ -488,7 +494,7 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
     ...     print(pathlib.Path(tmp, "grades.csv").read_text().strip())
     submission,relu_backward,total,error,not_run
     ada,5,5,,
-    bob,0,0,,relu_backward: not implemented yet
+    bob,0,0,,
     """
     spec, _ = _assignment(assignment, exercises)
     if only:
@@ -538,13 +544,17 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
             if progress:
                 progress(f"{row['submission']}: {row['total']}/{total:g}"
                          + (f" ({row['error'][:120]})" if row["error"] else "")
-                         + (f" - not run: {row['not_run'][:120]}" if row["not_run"]
-                            else ""))
+                         + (f" - {row['not_run'][:200]}" if row["not_run"] else ""))
     return rows
 
 
 def checks_not_run(report: Report) -> str:
-    """The checks of a report that did not run, per exercise, and why (a CSV cell).
+    """The exercises of a report stopped part-way, and why (a CSV cell).
+
+    After a time-out (or a child lost twice) an exercise's remaining checks are
+    not run: they score 0, and this says how many and why.  An exercise that
+    ran no check at all (not implemented yet, missing) shows its 0 and its
+    reason in the report itself.
 
     Parameters
     ----------
@@ -553,23 +563,21 @@ def checks_not_run(report: Report) -> str:
     Returns
     -------
     str
-        ``"id: why"`` for an exercise that ran no check, ``"id: k of n checks
-        (why)"`` for one stopped part-way; ``"; "`` between exercises.
+        ``"id: k of n checks not run (why)"`` per exercise stopped part-way,
+        ``"; "`` between them; "" when every check ran.
 
     Examples
     --------
     >>> checks_not_run(Report([{"id": "relu_backward", "status": "graded",
     ...     "checks": [{"message": ""}, {"message": "not run: the check 'values' "
     ...                                  "ran past the time limit"}]}], 0.0))
-    "relu_backward: 1 of 2 checks (the check 'values' ran past the time limit)"
+    "relu_backward: 1 of 2 checks not run (the check 'values' ran past the time limit)"
     """
     cells = []
     for r in report.results:
         why = [w for w in (not_run(r, c) for c in r.get("checks", ())) if w]
-        if r["status"] != "graded":
-            cells.append(f"{r['id']}: {r.get('message') or r['status']}")
-        elif why:
-            cells.append(f"{r['id']}: {len(why)} of {len(r['checks'])} checks "
+        if why and r["status"] == "graded":
+            cells.append(f"{r['id']}: {len(why)} of {len(r['checks'])} checks not run "
                          f"({why[0]})")
     return "; ".join(cells)
 
