@@ -91,11 +91,14 @@ RUN_AUTOGRADER = """\
 # $AUTOGRADER_ROOT/submission (the package's files, a folder holding them, or
 # a notebook) by the assignment, with the scratchnet setup.sh installed in
 # $AUTOGRADER_ROOT/venv, and writes $AUTOGRADER_ROOT/results/results.json.
-# AUTOGRADER_ROOT is /autograder unless set (to try the autograder anywhere).
+# AUTOGRADER_ROOT is /autograder unless set (to try the autograder anywhere;
+# without the venv, the python3 on the PATH grades, with its scratchnet).
 set -uo pipefail
 root="${{AUTOGRADER_ROOT:-/autograder}}"
+python="$root/venv/bin/python"
+[ -x "$python" ] || python=python3
 mkdir -p "$root/results"
-"$root/venv/bin/python" -m scratchnet exercises check "$root/submission" \\
+"$python" -m scratchnet exercises check "$root/submission" \\
     --assignment "$root/source/{assignment}" --json "$root/results/results.json"
 exit 0   # points lost are in results.json, not an autograder failure
 """

@@ -171,8 +171,6 @@ class Report:
             lines.append(f"{r['id']}: {r['points']:g}/{r['max_points']:g} points"
                          + (f" - {r['message']}" if r.get("message") else ""))
             if r["status"] != "graded":
-                if r.get("checks"):
-                    lines[-1] += f" (its {len(r['checks'])} checks not run)"
                 continue  # not implemented, missing, the library's: said above
             carried = ""
             for c in r["checks"]:
