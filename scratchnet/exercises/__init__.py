@@ -76,7 +76,7 @@ Examples
 relu_backward: 0/5 points - not implemented yet
 total: 0/5 points
 (a self-check: the exercises graded are those your package lists, not the code
-it gives; your instructor grades with the assignment, its points and its checks)
+it gives, with the catalogue's points; your instructor grades with the assignment)
 """
 
 from .assertions import assert_passes

@@ -197,8 +197,8 @@ class Report:
                         f"instructor)" if theirs else ""))
         if self.mode == "self-check":
             lines.append("(a self-check: the exercises graded are those your package "
-                         "lists, not the code it gives; your instructor grades with "
-                         "the assignment, its points and its checks)")
+                         "lists, not the code it gives, with the catalogue's points; "
+                         "your instructor grades with the assignment)")
         return "\n".join(lines)
 
     def gradescope(self, visibility: str | None = None,
