@@ -207,7 +207,7 @@ def test_a_class_is_graded_into_one_csv_table(course, tmp_path, capsys):
     with table.open() as text:
         rows = {r["submission"]: r for r in csv.DictReader(text)}
     assert list(rows) == ["ada", "bob", "cy", "dee.ipynb", "eve", "zed"]
-    assert list(rows["ada"])[1:-2] == TRIAL
+    assert list(rows["ada"])[1:-3] == TRIAL
     assert [rows[s]["total"] for s in rows] == [f"{TOTAL}", "0", f"{TOTAL}",
                                                 f"{TOTAL}", "0", "0"]
     assert rows["ada"]["TwoLayerMLP.backward"] == "8"
@@ -224,10 +224,36 @@ def test_csv_needs_an_assignment_and_several_submissions_need_csv(course, capsys
 
 # --- Gradescope in one command (item 6) -----------------------------------------------
 
+_PROBE = """
+import os, sys, sysconfig, ensurepip
+print(f"{sys.version_info[:2]}" == sys.argv[1] and sys.prefix == sys.base_prefix,
+      os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))
+"""
+
+
+def _system_python() -> tuple:
+    """A Python that is no virtual environment, of this one's version (its NumPy
+    runs there): one marked externally managed (PEP 668) where there is one."""
+    marked = []
+    for path in {shutil.which("python3", path="/usr/bin:/bin"),
+                 getattr(sys, "_base_executable", None)} - {None}:
+        probe = subprocess.run([path, "-c", _PROBE, f"{sys.version_info[:2]}"],
+                               capture_output=True, text=True)
+        if probe.stdout.split()[:1] == ["True"]:
+            marked.append((probe.stdout.split()[1] == "True", path))
+    if not marked:
+        pytest.skip("no Python here outside a virtual environment with ensurepip")
+    return max(marked)
+
+
 def test_the_autograder_zip_grades_uploads_end_to_end_in_a_clean_venv(course, tmp_path):
-    """setup.sh installs scratchnet from the zip's wheel into a fresh venv (its NumPy
-    and Matplotlib found on this interpreter's path, so nothing is downloaded);
-    run_autograder grades $AUTOGRADER_ROOT/submission into results/results.json."""
+    """setup.sh makes a virtual environment and installs scratchnet from the zip's
+    wheel into it, with the system's Python marked externally managed where there is
+    one (PEP 668: its pip refuses to install outside a venv); run_autograder grades
+    $AUTOGRADER_ROOT/submission with it into results/results.json.  The venv finds
+    this interpreter's NumPy and Matplotlib (a .pth file put there before setup.sh
+    runs), so nothing is downloaded."""
+    marked, python = _system_python()
     archive = tmp_path / "autograder.zip"
     assert main(["autograder", "--assignment", str(course / "assignment.json"),
                  "--out", str(archive)]) == 0
@@ -236,19 +262,28 @@ def test_the_autograder_zip_grades_uploads_end_to_end_in_a_clean_venv(course, tm
     assert any(re.fullmatch(r"scratchnet-.*\.whl", n) for n in names)
     root = tmp_path / "autograder"
     zipfile.ZipFile(archive).extractall(root / "source")
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    site = next(venv.glob("lib*/python*/site-packages"), None) or \
-        venv / "Lib" / "site-packages"
+    bin_dir = tmp_path / "bin"   # python3 is the system's, as on Gradescope's image
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(python)
+    venv = root / "venv"
+    subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib*/python*/site-packages"))
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}", AUTOGRADER_ROOT=str(root),
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PIP_"))}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", AUTOGRADER_ROOT=str(root),
                PIP_NO_INDEX="1")
-    subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, check=True,
-                   capture_output=True)
-    where = subprocess.run(["python3", "-c", "import scratchnet; print(scratchnet.__file__)"],
+    done = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    if marked:   # what setup.sh did not do: pip into the system's Python
+        refused = subprocess.run(["python3", "-m", "pip", "install", "--dry-run",
+                                  str(next(root.glob("source/*.whl")))],
+                                 env=env, capture_output=True, text=True)
+        assert "externally-managed-environment" in refused.stderr
+    where = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "import scratchnet; print(scratchnet.__file__)"],
                            env=env, capture_output=True, text=True, cwd=tmp_path).stdout
-    assert str(venv) in where   # the wheel's scratchnet, not this checkout
+    assert where.startswith(str(venv))   # the wheel's scratchnet, not this checkout
 
     def run(upload) -> dict:
         submission = root / "submission"
@@ -264,7 +299,10 @@ def test_the_autograder_zip_grades_uploads_end_to_end_in_a_clean_venv(course, tm
     assert run(flat)["score"] == TOTAL
     notebook = run([course / "nb" / "solutions.ipynb"])
     assert notebook["score"] == TOTAL and len(notebook["tests"]) > len(TRIAL)
-    assert run([course / "hw" / "softmax.py"])["score"] == 0
+    skeleton = run([course / "hw" / "softmax.py"])
+    assert skeleton["score"] == 0 and skeleton["visibility"] == "visible"
+    assert all(t["status"] == "failed" and t["output"].startswith("not run:")
+               for t in skeleton["tests"]), skeleton["tests"][:2]
     nothing = run([])
     assert nothing["score"] == 0 and nothing["output"]
 

@@ -75,8 +75,8 @@ Examples
 >>> print(report.text())  # doctest: +NORMALIZE_WHITESPACE
 relu_backward: 0/5 points - not implemented yet
 total: 0/5 points
-(a self-check: the exercises graded are those your package lists; your
-instructor grades with the assignment)
+(a self-check: the exercises graded are those your package lists, not the code
+it gives, with the catalogue's points; your instructor grades with the assignment)
 """
 
 from .assertions import assert_passes

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any, Dict, Sequence
 
 from .catalogue import select
+from .checking import checks_of
 from .protocol import FORMAT
+from .report import VISIBILITIES
 
 __all__ = ["read_assignment", "write_assignment"]
-
-_VISIBILITY = ("visible", "hidden", "after_published")
 
 
 def write_assignment(names: Sequence[str], path: Any, *, title: str = "",
@@ -77,7 +77,8 @@ def read_assignment(path: Any) -> Dict[str, Any]:
     ------
     ValueError
         Naming what is wrong: not JSON, not an assignment, an unknown id,
-        points that are not a positive number, a visibility not known.
+        points that are not a positive number, a check the exercise does not
+        have (with those it has), a visibility not known.
 
     Examples
     --------
@@ -100,6 +101,7 @@ def read_assignment(path: Any) -> Dict[str, Any]:
         raise ValueError(f"{where}: expected an object with a non-empty list "
                          f"'exercises'")
     known = {e.id: e for e in select([])}
+    shown = ", ".join(VISIBILITIES)
     seen = set()
     for i, entry in enumerate(data["exercises"], 1):
         if isinstance(entry, dict) and isinstance(entry.get("id"), str) and \
@@ -121,14 +123,27 @@ def read_assignment(path: Any) -> Dict[str, Any]:
                 not points > 0:
             raise ValueError(f"{where}: exercise {entry['id']!r}: points must be a "
                              f"positive number; got {points!r}")
+        names = [c.name for c in checks_of(entry["id"])]
         for name, spec in (entry.get("checks") or {}).items():
+            if name not in names:
+                raise ValueError(f"{where}: {entry['id']!r} has no check {name!r}; "
+                                 f"its checks: {', '.join(map(repr, names))}")
+            if not isinstance(spec, dict):
+                raise ValueError(f"{where}: {entry['id']!r} check {name!r}: expected "
+                                 f"an object with 'weight' or 'visibility'; got "
+                                 f"{spec!r}")
             weight = spec.get("weight", 1)
             if isinstance(weight, bool) or not isinstance(weight, (int, float)) or \
                     weight < 0:
                 raise ValueError(f"{where}: {entry['id']!r} check {name!r}: weight "
                                  f"must be a number >= 0; got {weight!r}")
-            if spec.get("visibility", "visible") not in _VISIBILITY:
+            if spec.get("visibility", "visible") not in VISIBILITIES:
                 raise ValueError(f"{where}: {entry['id']!r} check {name!r}: "
-                                 f"visibility must be one of {', '.join(_VISIBILITY)}")
+                                 f"visibility must be one of {shown}; "
+                                 f"got {spec['visibility']!r}")
+    for key in ("visibility", "stdout_visibility"):
+        if key in data and data[key] not in VISIBILITIES:
+            raise ValueError(f"{where}: {key} must be one of {shown}; "
+                             f"got {data[key]!r}")
     data.setdefault("allow", [])
     return data

@@ -13,21 +13,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Sequence
 
 from .assignment import write_assignment
 from .catalogue import catalogue_text, select
-from .course import (
-    autograder_zip,
-    grade,
-    grade_class,
-    in_notebook_terms,
-    submission_package,
-)
-from .grader import UsageError, check
+from .course import autograder_zip, grade, grade_class, self_check
+from .grader import UsageError
 from .handout import make
 from .own import load_exercises
 
@@ -71,7 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--csv", metavar="FILE",
                        help="grade every SUBMISSION into one table (with "
                             "--assignment)")
-    grade.add_argument("--only", nargs="+", default=[], metavar="ID")
+    grade.add_argument("--only", nargs="+", default=[], metavar="ID",
+                       help="grade only these exercise ids or chapters (of the "
+                            "assignment, or of the package)")
     grade.add_argument("--json", metavar="FILE", help="Gradescope's results.json")
     grade.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                        help="per check (default: the assignment's, else 10)")
@@ -103,7 +98,7 @@ def _check(args) -> int:
                              "--assignment FILE")
         rows = grade_class(args.directory, args.assignment, args.csv, progress=print,
                            exercises=args.exercises, jobs=args.jobs,
-                           no_sandbox=args.no_sandbox)
+                           no_sandbox=args.no_sandbox, only=args.only)
         print(f"wrote {len(rows)} rows to {args.csv}")
         return 0
     if len(args.directory) > 1:
@@ -111,21 +106,20 @@ def _check(args) -> int:
     if args.assignment:
         report = grade(args.directory[0], args.assignment, json_path=args.json,
                        limit=args.time_limit, memory_mb=args.memory_mb,
-                       exercises=args.exercises, no_sandbox=args.no_sandbox)
+                       exercises=args.exercises, no_sandbox=args.no_sandbox,
+                       only=args.only)
     else:
-        with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
-            report = in_notebook_terms(check(
-                submission_package(args.directory[0], tmp), only=args.only,
-                limit=args.time_limit or 10.0, memory_mb=args.memory_mb or 2048,
-                exercises=args.exercises, no_sandbox=args.no_sandbox),
-                args.directory[0])
+        report = self_check(args.directory[0], only=args.only,
+                            limit=args.time_limit or 10.0,
+                            memory_mb=args.memory_mb or 2048,
+                            exercises=args.exercises, no_sandbox=args.no_sandbox)
         if args.json:
             report.write_gradescope(args.json)
     print(report.text())
     if report.mode == "assignment":   # about the grading (the sandbox), to who grades
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
-    return 0 if report.score >= report.max_score else 1
+    return 0 if report.passed else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

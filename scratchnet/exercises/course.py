@@ -9,18 +9,24 @@ its schema) says which exercises are graded and for how many points.  Here:
 - :func:`grade`: one submission by the assignment: exactly its exercises (one
   the submission lacks scores 0, "missing"), its points, and Gradescope's
   ``results.json`` written even when nothing could be graded;
+- :func:`self_check`: a student's package without the assignment: what the
+  package lists (``EXERCISES``, given code not graded), the instructor's own
+  exercises listed as graded by the instructor with the examples of the
+  student's docstring run;
 - :func:`grade_class`: many submissions into one CSV table, a row each,
   written as it is graded: each submission in a grading process of its own
   (``jobs`` at once), a submission that crashes its grading process is its
   row's "grader error", never the table's end;
 - :func:`autograder_zip`: Gradescope's autograder, ``setup.sh`` (installs
-  this version of scratchnet from a wheel inside the zip) and
-  ``run_autograder`` (grades ``$AUTOGRADER_ROOT/submission``, default
-  ``/autograder``, into ``$AUTOGRADER_ROOT/results/results.json``).
+  this version of scratchnet from a wheel inside the zip into a virtual
+  environment, ``$AUTOGRADER_ROOT/venv``, default ``/autograder``) and
+  ``run_autograder`` (grades ``$AUTOGRADER_ROOT/submission`` with it, into
+  ``$AUTOGRADER_ROOT/results/results.json``).
 """
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import re
@@ -33,31 +39,49 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
+from .analysis import find_package
 from .assignment import read_assignment
-from .catalogue import CHAPTER_ORDER
+from .catalogue import CHAPTER_ORDER, OWN, select
 from .grader import UsageError, check
 from .notebook import cell_lines, in_cells, notebook_modules
-from .own import load_own
-from .report import Report
+from .own import REGISTRY, load_own
+from .report import INSTRUCTOR, Report, not_run
 from .sandbox import SandboxRefused, choose, describe, stage
 
-__all__ = ["autograder_zip", "grade", "grade_class", "submission_package"]
+__all__ = ["autograder_zip", "checks_not_run", "grade", "grade_class", "self_check",
+           "submission_package"]
 
 SETUP_SH = """\
 #!/usr/bin/env bash
 # Gradescope runs this once, from the autograder's folder (/autograder/source),
-# to build the image: it installs the scratchnet the assignment was made with,
-# from the wheel beside it (its dependencies, NumPy and Matplotlib, come from
-# the package index), and bubblewrap, the sandbox the submissions run in, where
-# the image has apt-get (without it they run as a dedicated uid).
+# to build the image.  It makes a virtual environment, $AUTOGRADER_ROOT/venv
+# (AUTOGRADER_ROOT is /autograder unless set), and installs into it the
+# scratchnet the assignment was made with, from the wheel beside this file (its
+# dependencies, NumPy and Matplotlib, come from the package index): never into
+# the system's Python, which an externally managed one refuses (PEP 668:
+# Debian 12, Ubuntu 23.04 and later).  Where the image has apt-get and this
+# runs as root, apt-get adds what is missing: venv's own package where Python
+# comes without it, and bubblewrap, the sandbox the submissions run in
+# (without it they run as a dedicated uid).
 set -euo pipefail
 cd "$(dirname "$0")"
-python3 -m pip install --no-cache-dir ./{wheel}
-if ! command -v bwrap >/dev/null && command -v apt-get >/dev/null \\
-        && [ "$(id -u)" = 0 ]; then
+venv="${{AUTOGRADER_ROOT:-/autograder}}/venv"
+apt_install() {{
+    command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] || return 1
     (apt-get update -qq \\
-        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) \\
-        >/dev/null || echo "no bubblewrap: submissions will run as a dedicated uid" >&2
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@") >/dev/null
+}}
+if ! python3 -m venv "$venv"; then
+    rm -rf "$venv"
+    version="$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    apt_install python3-venv "python$version-venv" || apt_install python3-venv
+    python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --no-cache-dir --disable-pip-version-check \\
+    ./{wheel}
+if ! command -v bwrap >/dev/null; then
+    apt_install bubblewrap \\
+        || echo "no bubblewrap: submissions will run as a dedicated uid" >&2
 fi
 """
 
@@ -65,13 +89,16 @@ RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
 # Gradescope runs this for each submission.  It grades the upload in
 # $AUTOGRADER_ROOT/submission (the package's files, a folder holding them, or
-# a notebook) by the assignment, and writes
-# $AUTOGRADER_ROOT/results/results.json.  AUTOGRADER_ROOT is /autograder
-# unless set (to try the autograder anywhere).
+# a notebook) by the assignment, with the scratchnet setup.sh installed in
+# $AUTOGRADER_ROOT/venv, and writes $AUTOGRADER_ROOT/results/results.json.
+# AUTOGRADER_ROOT is /autograder unless set (to try the autograder anywhere;
+# without the venv, the python3 on the PATH grades, with its scratchnet).
 set -uo pipefail
 root="${{AUTOGRADER_ROOT:-/autograder}}"
+python="$root/venv/bin/python"
+[ -x "$python" ] || python=python3
 mkdir -p "$root/results"
-python3 -m scratchnet exercises check "$root/submission" \\
+"$python" -m scratchnet exercises check "$root/submission" \\
     --assignment "$root/source/{assignment}" --json "$root/results/results.json"
 exit 0   # points lost are in results.json, not an autograder failure
 """
@@ -193,7 +220,7 @@ def in_notebook_terms(report: Report, upload: Any) -> Report:
 def grade(upload: Any, assignment: Any, *, json_path: Any = None,
           limit: float | None = None, memory_mb: int | None = None,
           exercises: Any = None, no_sandbox: bool = False,
-          isolation: str | None = None) -> Report:
+          isolation: str | None = None, only: Sequence[str] = ()) -> Report:
     """Grade one upload by the assignment (see the module's docstring).
 
     Parameters
@@ -203,7 +230,8 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
         The assignment file (:mod:`scratchnet.exercises.assignment`).
     json_path : str or Path, optional
         Write Gradescope's ``results.json`` there (also when nothing could be
-        graded: score 0 and the reason).
+        graded: score 0 and the reason), with the assignment's ``visibility``
+        and ``stdout_visibility`` (:meth:`~scratchnet.exercises.Report.gradescope`).
     limit, memory_mb : optional
         Seconds per check and the child's memory (default: the assignment's,
         else 10 s and 2048 MB).
@@ -213,6 +241,9 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
         Run it without a sandbox where none can run (accepting the risk).
     isolation : str, optional
         The sandbox already chosen (:func:`~scratchnet.exercises.sandbox.choose`).
+    only : sequence of str, optional
+        Exercise ids (or chapters) of the assignment to grade, the others left
+        out of the report.
 
     Returns
     -------
@@ -231,7 +262,8 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
     >>> [(r["id"], r["points"], r["max_points"]) for r in report.results]
     [('softmax', 0.0, 3), ('relu_backward', 2.0, 2)]
     """
-    _assignment(assignment, exercises)
+    spec, _ = _assignment(assignment, exercises)
+    shown = {k: spec[k] for k in ("visibility", "stdout_visibility") if k in spec}
     with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
         try:
             if not Path(upload).exists():
@@ -240,22 +272,181 @@ def grade(upload: Any, assignment: Any, *, json_path: Any = None,
             package = submission_package(copy, tmp)
             report = in_notebook_terms(check(
                 package, assignment=assignment, exercises=exercises,
-                no_sandbox=no_sandbox, isolation=isolation,
+                no_sandbox=no_sandbox, isolation=isolation, only=only,
                 **({"limit": limit} if limit else {}),
                 **({"memory_mb": memory_mb} if memory_mb else {})), copy)
             if json_path is not None:
-                report.write_gradescope(json_path)
+                report.write_gradescope(json_path, **shown)
             return report
         except UsageError as err:
             if json_path is not None:
                 Path(json_path).write_text(json.dumps(
-                    {"score": 0.0, "output": str(err), "tests": []}, indent=2) + "\n")
+                    {"score": 0.0, "output": str(err), "tests": [],
+                     "visibility": shown.get("visibility", "visible"),
+                     "stdout_visibility": shown.get("stdout_visibility", "hidden")},
+                    indent=2) + "\n")
             raise
+
+
+def _listed(package: Path) -> List[str] | None:
+    """The ids a package's ``__init__.py`` lists in ``EXERCISES`` (read, not run)."""
+    init = package / "__init__.py"
+    try:
+        body = ast.parse(init.read_text()).body if init.is_file() else []
+    except (SyntaxError, ValueError):
+        return None
+    for node in body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == \
+                "EXERCISES":
+            try:
+                ids = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            return [i for i in ids if isinstance(i, str)] \
+                if isinstance(ids, (tuple, list)) else None
+    return None
+
+
+def _defined(package: Path, name: str) -> Tuple[str, List[str]] | None:
+    """The module of the package that defines the function ``name`` at its top
+    level, and its arguments (read, not run); None if none does."""
+    for path in sorted(package.glob("*.py")):
+        try:
+            body = ast.parse(path.read_text()).body
+        except (SyntaxError, ValueError):
+            continue
+        for node in body:
+            if isinstance(node, ast.FunctionDef) and node.name == name and \
+                    path.stem.isidentifier():
+                args = node.args
+                return path.stem, [a.arg for a in [*args.posonlyargs, *args.args,
+                                                   *args.kwonlyargs]]
+    return None
+
+
+def self_check(upload: Any, *, only: Sequence[str] = (), limit: float = 10.0,
+               memory_mb: int = 2048, exercises: Any = None,
+               no_sandbox: bool = False) -> Report:
+    """A student's self-check: what the package lists, graded without the assignment.
+
+    The exercises graded are those the package's ``__init__.py`` lists
+    (``EXERCISES``, written by ``make``): the code the hand-out gives is not
+    graded (the instructor does not grade it either).  An exercise of the
+    instructor's own (:mod:`scratchnet.exercises.own`), whose reference,
+    checks and points are in a file the student does not have, is listed as
+    graded by the instructor: its one check here runs the examples of the
+    student's docstring, in the sandbox, and it adds no points to the total,
+    so a package is never told "all passed" for work only the instructor can
+    grade.  A package without ``EXERCISES`` (written by hand) is graded for
+    every catalogue object its modules define.
+
+    Parameters
+    ----------
+    upload : str or Path
+        A package, a folder holding one, or a notebook.
+    only : sequence of str, optional
+        Exercise ids (or chapters) to grade among those.
+    limit : float, default 10
+        Seconds per check.
+    memory_mb : int, default 2048
+    exercises : str or Path, optional
+        The instructor's exercises file, where the student has it: its
+        exercises are then graded in full.
+    no_sandbox : bool, default False
+
+    Returns
+    -------
+    Report
+        ``mode`` ``"self-check"``; an exercise graded by the instructor has
+        ``graded_by`` ``"instructor"`` and 0 points of 0.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from scratchnet.exercises import make
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = make(["cross_entropy"], tmp + "/key", solutions=True)
+    ...     report = self_check(tmp + "/key")
+    >>> [r["id"] for r in report.results]   # log_softmax is given: not graded
+    ['cross_entropy']
+    """
+    load_own(exercises)
+    with tempfile.TemporaryDirectory(prefix="scratchnet-upload-") as tmp:
+        staged = stage(submission_package(upload, tmp), Path(tmp) / "staged")
+        package = find_package(staged)
+        listed = _listed(package)
+        if listed is None:   # written by hand: what its modules define
+            return in_notebook_terms(check(
+                package, only=only, limit=limit, memory_mb=memory_mb,
+                exercises=exercises, no_sandbox=no_sandbox), upload)
+        found = {name: _defined(package, name) for name in listed
+                 if _instructors(name, exercises)}
+        declared = Path(tmp) / "instructors_exercises.py"
+        stubs = [f"@examples_only(module={where[0]!r})\n"
+                 f"def {name}({', '.join(where[1])}):\n"
+                 f"    raise NotImplementedError('graded by your instructor')\n"
+                 for name, where in found.items() if where is not None]
+        declared.write_text("\n\n".join([
+            '"""The instructor\'s exercises this self-check knows by name only."""\n'
+            "from scratchnet.exercises.own import examples_only, load_exercises\n"
+            + (f"load_exercises({str(Path(exercises).resolve())!r})\n"
+               if exercises else ""), *stubs]))
+        wanted = set(listed)
+        if only:
+            wanted = set()
+            for name in only:   # an id or a chapter, the instructor's modules too
+                theirs = {n for n, where in found.items()
+                          if n == name or (where and where[0] == name)}
+                wanted |= theirs
+                try:
+                    wanted |= {e.id for e in select([name])}
+                except KeyError as err:
+                    if not theirs:
+                        raise UsageError(err.args[0]) from None
+        graded = [i for i in listed if i in wanted and found.get(i, True)]
+        kept = {name: (REGISTRY.get(name), OWN.get(name)) for name in found}
+        try:
+            report = in_notebook_terms(check(
+                package, only=graded, limit=limit, memory_mb=memory_mb,
+                exercises=declared if found else exercises, no_sandbox=no_sandbox),
+                upload) if graded else Report([], 0.0, "self-check")
+        finally:   # this process's registry as it was (the declared stubs dropped)
+            for name, (own, entry) in kept.items():
+                for registry, value in ((REGISTRY, own), (OWN, entry)):
+                    registry.pop(name, None)
+                    if value is not None:
+                        registry[name] = value
+    for result in report.results:
+        if result["id"] in found:
+            result.update(graded_by=INSTRUCTOR, points=0.0, max_points=0)
+            for c in result["checks"]:
+                c.update(points=0.0, max_points=0.0)
+    report.results += [{"id": name, "status": "missing", "graded_by": INSTRUCTOR,
+                        "points": 0.0, "max_points": 0, "checks": [],
+                        "message": "missing: no module of your package defines it"}
+                       for name, where in found.items()
+                       if where is None and name in wanted]
+    return report
+
+
+def _instructors(name: str, exercises: Any) -> bool:
+    """Whether ``name`` is an exercise of the instructor's that this self-check
+    has no file for (neither the catalogue's, a chapter's, nor in ``exercises``)."""
+    own = REGISTRY.get(name)
+    if own is not None and not own.examples_only:
+        return exercises is None or \
+            Path(own.file).resolve() != Path(exercises).resolve()
+    try:
+        select([name])
+        return own is not None
+    except KeyError:
+        return True
 
 
 def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
                 progress: Callable[[str], Any] | None = None, exercises: Any = None,
-                jobs: int = 1, no_sandbox: bool = False) -> List[Dict[str, Any]]:
+                jobs: int = 1, no_sandbox: bool = False,
+                only: Sequence[str] = ()) -> List[Dict[str, Any]]:
     """Grade many uploads into one CSV: a row each, a column per exercise, the total.
 
     Each submission is graded in a grading process of its own, ``jobs`` at
@@ -270,8 +461,9 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
         One per student (the submission's name is its file or folder name).
     assignment : str or Path
     csv_path : str or Path
-        Written with the columns ``submission``, one per exercise id, ``total``
-        and ``error`` (why a submission could not be graded).
+        Written with the columns ``submission``, one per exercise id, ``total``,
+        ``error`` (why a submission could not be graded) and ``not_run`` (the
+        exercises stopped part-way by a time-out, :func:`checks_not_run`).
     progress : callable, optional
         Called with the isolation note once, then a line per submission.
     exercises : str or Path, optional
@@ -280,6 +472,8 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
         Submissions graded at once.
     no_sandbox : bool, default False
         Grade without a sandbox where none can run (accepting the risk).
+    only : sequence of str, optional
+        Exercise ids (or chapters) of the assignment: the table's columns.
 
     Returns
     -------
@@ -302,11 +496,19 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
     ...     _ = path.write_text('{"exercises": [{"id": "relu_backward", "points": 5}]}')
     ...     _ = grade_class([tmp + "/ada", tmp + "/bob"], path, tmp + "/grades.csv")
     ...     print(pathlib.Path(tmp, "grades.csv").read_text().strip())
-    submission,relu_backward,total,error
-    ada,5,5,
-    bob,0,0,
+    submission,relu_backward,total,error,not_run
+    ada,5,5,,
+    bob,0,0,,
     """
     spec, _ = _assignment(assignment, exercises)
+    if only:
+        try:
+            wanted = {e.id for e in select(list(only))}
+        except KeyError as err:
+            raise UsageError(err.args[0]) from None
+        spec["exercises"] = [e for e in spec["exercises"] if e["id"] in wanted]
+        if not spec["exercises"]:
+            raise UsageError(f"none of {', '.join(only)} is in the assignment")
     ids = [e["id"] for e in spec["exercises"]]
     total = sum(e["points"] for e in spec["exercises"])
     try:
@@ -319,21 +521,24 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
     def one(upload: Any) -> Dict[str, Any]:
         row: Dict[str, Any] = {"submission": Path(upload).name}
         try:
-            report = grade(upload, assignment, exercises=exercises, isolation=kind)
+            report = grade(upload, assignment, exercises=exercises, isolation=kind,
+                           only=only)
             row.update({r["id"]: f"{r['points']:g}" for r in report.results})
-            row.update(total=f"{report.score:g}", error="")
+            row.update(total=f"{report.score:g}", error="",
+                       not_run=checks_not_run(report))
         except UsageError as err:
-            row.update({i: "0" for i in ids}, total="0", error=str(err))
+            row.update({i: "0" for i in ids}, total="0", error=str(err), not_run="")
         except Exception as err:   # the grading process crashed: this row only
             text = " ".join(str(err).split())[-300:]
-            row.update({i: "0" for i in ids}, total="0",
+            row.update({i: "0" for i in ids}, total="0", not_run="",
                        error=f"grader error: {type(err).__name__}: {text}")
         return row
 
     rows = []
     with open(csv_path, "w", newline="") as out, \
             ThreadPoolExecutor(max_workers=max(1, int(jobs))) as pool:
-        writer = csv.DictWriter(out, fieldnames=["submission", *ids, "total", "error"])
+        writer = csv.DictWriter(out, fieldnames=["submission", *ids, "total", "error",
+                                                 "not_run"])
         writer.writeheader()
         out.flush()
         for row in pool.map(one, uploads):
@@ -342,8 +547,43 @@ def grade_class(uploads: Sequence[Any], assignment: Any, csv_path: Any, *,
             rows.append(row)
             if progress:
                 progress(f"{row['submission']}: {row['total']}/{total:g}"
-                         + (f" ({row['error'][:120]})" if row["error"] else ""))
+                         + (f" ({row['error'][:120]})" if row["error"] else "")
+                         + (f" - {row['not_run'][:200]}" if row["not_run"] else ""))
     return rows
+
+
+def checks_not_run(report: Report) -> str:
+    """The exercises of a report stopped part-way, and why (a CSV cell).
+
+    After a time-out (or a child lost twice) an exercise's remaining checks are
+    not run: they score 0, and this says how many and why.  An exercise that
+    ran no check at all (not implemented yet, missing) shows its 0 and its
+    reason in the report itself.
+
+    Parameters
+    ----------
+    report : Report
+
+    Returns
+    -------
+    str
+        ``"id: k of n checks not run (why)"`` per exercise stopped part-way,
+        ``"; "`` between them; "" when every check ran.
+
+    Examples
+    --------
+    >>> checks_not_run(Report([{"id": "relu_backward", "status": "graded",
+    ...     "checks": [{"message": ""}, {"message": "not run: the check 'values' "
+    ...                                  "ran past the time limit"}]}], 0.0))
+    "relu_backward: 1 of 2 checks not run (the check 'values' ran past the time limit)"
+    """
+    cells = []
+    for r in report.results:
+        why = [w for w in (not_run(r, c) for c in r.get("checks", ())) if w]
+        if why and r["status"] == "graded":
+            cells.append(f"{r['id']}: {len(why)} of {len(r['checks'])} checks not run "
+                         f"({why[0]})")
+    return "; ".join(cells)
 
 
 def _wheel(folder: Path) -> Path:

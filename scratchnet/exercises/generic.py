@@ -19,7 +19,9 @@ chapter:
 
 An instructor's exercise (:mod:`scratchnet.exercises.own`) gets
 :func:`own_checks`: its inputs against its reference, float32 if asked, its
-docstring's examples, and its first input unchanged.
+docstring's examples, and its first input unchanged; one a self-check knows by
+name only (:func:`~scratchnet.exercises.own.examples_only`) gets the examples
+of the student's docstring, run where the student's code runs.
 """
 
 from __future__ import annotations
@@ -261,6 +263,23 @@ def _values_check(own: OwnExercise, i: int, item: Any, dtype: Any = None) -> Cal
     return run
 
 
+def _students_examples(f: Any) -> None:
+    """The examples of the student's own docstring, run in the child with the
+    student's code (:meth:`~scratchnet.exercises.remote.Remote.examples`), or
+    here for a function of this process."""
+    if hasattr(f, "examples"):
+        ran = f.examples()
+        if not ran["examples"]:
+            raise Failed("no examples in the docstring: nothing to run here")
+        if ran["failed"]:
+            raise Failed("the docstring's examples: " + ran["failed"][-600:])
+    else:
+        try:
+            assert_examples(f)
+        except AssertionError as err:
+            raise Failed(str(err)) from None
+
+
 def own_checks(ex_id: str) -> List[Tuple[str, Callable]]:
     """The checks of an instructor's exercise: ``[(name, check(f)), ...]``.
 
@@ -285,6 +304,8 @@ def own_checks(ex_id: str) -> List[Tuple[str, Callable]]:
     ['inputs 1', 'inputs 2', 'float32 kept', 'docstring examples', 'inputs unchanged']
     """
     own = REGISTRY[ex_id]
+    if own.examples_only:
+        return [("docstring examples", _students_examples)]
     checks = [(f"inputs {i + 1}", _values_check(own, i, item))
               for i, item in enumerate(own.inputs)]
     if own.float32 and own.inputs:

@@ -30,6 +30,12 @@ decorator was given (:func:`scratchnet.exercises.generic.own_checks`):
   when it recognises the mistake;
 - ``float32 kept`` (``float32=True``): on the first input in float32;
 - ``docstring examples``: the examples of the student's docstring.
+
+A student's self-check has the hand-out, not the instructor's file: each
+exercise of the instructor's that the package lists is then known only by its
+name, module and arguments (:func:`examples_only`), graded by the instructor,
+and the self-check runs the one check the student has, the examples of the
+student's own docstring, in the sandbox with the student's code.
 """
 
 from __future__ import annotations
@@ -45,8 +51,8 @@ from typing import Any, Callable, Dict, List, Sequence
 from .catalogue import CATALOGUE, OWN, Exercise, select
 from .docstrings import summary_sentence
 
-__all__ = ["REGISTRY", "OwnExercise", "child_homes", "exercise", "load_exercises",
-           "load_own"]
+__all__ = ["REGISTRY", "OwnExercise", "child_homes", "examples_only", "exercise",
+           "load_exercises", "load_own"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,9 @@ class OwnExercise:
         Also check that float32 inputs give a float32 result.
     file : str
         The exercises file it comes from.
+    examples_only : bool
+        Known from a student's hand-out only (:func:`examples_only`): its
+        one check runs the examples of the student's docstring.
 
     Examples
     --------
@@ -83,6 +92,7 @@ class OwnExercise:
     atol: float = 1e-9
     float32: bool = False
     file: str = field(default="", compare=False)
+    examples_only: bool = False
 
 
 #: The instructor's exercises loaded in this process, by id.
@@ -147,6 +157,46 @@ def exercise(*, points: float = 5, covers: Sequence[str] | None = None,
                                      rtol, atol, float32, file)
         OWN[name] = entry
         return reference
+    return register
+
+
+def examples_only(*, module: str) -> Callable:
+    """Declare the decorated stub an exercise of the instructor's known by name only.
+
+    A student's package lists it (``EXERCISES``) and defines it, but its
+    reference, inputs and points are in the instructor's file, which the
+    student does not have: its one check is then the examples of the
+    student's docstring, run with the student's code (in the sandbox), and
+    the self-check lists it as graded by the instructor.  The decorated
+    function gives its name and arguments (its body is never the answer).
+
+    Parameters
+    ----------
+    module : str
+        The package's module that defines it.
+
+    Returns
+    -------
+    callable
+        The decorator.
+
+    Examples
+    --------
+    >>> @examples_only(module="mine")
+    ... def halve_it(x):
+    ...     raise NotImplementedError("graded by your instructor")
+    >>> REGISTRY["halve_it"].examples_only, REGISTRY["halve_it"].exercise.covers
+    (True, ('x',))
+    """
+    def register(stub: Callable) -> Callable:
+        name = stub.__name__
+        entry = Exercise(name, module, "graded by your instructor", 1,
+                         tuple(inspect.signature(stub).parameters), (), (),
+                         "graded by your instructor")
+        REGISTRY[name] = OwnExercise(entry, stub, examples_only=True,
+                                     file=inspect.getsourcefile(stub) or "")
+        OWN[name] = entry
+        return stub
     return register
 
 

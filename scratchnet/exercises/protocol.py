@@ -15,17 +15,22 @@ is JSON::
                     "checks": {"float32 kept": {"weight": 0.5,
                                                 "visibility": "hidden"}}}],
      "allow": [],
-     "time_limit": 10.0, "memory_mb": 2048}
+     "time_limit": 10.0, "memory_mb": 2048,
+     "visibility": "after_published", "stdout_visibility": "hidden"}
 
 Exactly the listed exercises are graded, each for at most its ``points``;
 ``allow`` names modules (``"scipy.special"``) or scratchnet objects
 (``"scratchnet.softmax.softmax"``) an exercise's code may use beyond the
 default (NumPy, ``math``, the student's own modules, and of scratchnet what
 the hand-out gives); ``checks`` weights a check (default 1; an exercise's
-points are shared in proportion) and sets its ``visibility`` (``"visible"``,
-``"hidden"``, ``"after_published"``, as Gradescope's).  Unknown keys are kept
-for later versions (:mod:`scratchnet.exercises.assignment` reads and checks
-the file).
+points are shared in proportion) and sets its ``visibility`` (Gradescope's:
+``"visible"``, ``"after_due_date"``, ``"after_published"``, ``"hidden"``); a
+check name the exercise does not have is an error.  The top-level
+``visibility`` (who sees the total in Gradescope) defaults to the most
+restrictive of the checks', so the total never shows a hidden check's points;
+``stdout_visibility`` (who sees what the autograder printed, every check
+named) defaults to ``"hidden"``.  Unknown keys are kept for later versions
+(:mod:`scratchnet.exercises.assignment` reads and checks the file).
 
 **The requests and answers** between the grading process and the child, the
 answering shim that imports the submission inside the sandbox
@@ -63,6 +68,9 @@ only).  Requests:
               since the last such request, beside the reference's result
               (``value`` and ``args`` after the call, or ``error``); with
               ``count``, only how many
+``examples``  ``target`` (``{"student": id}``): run the examples of the
+              student's docstring, for an exercise a self-check knows by name
+              only (the answer's value: ``examples``, ``failed``)
 ============  ===============================================================
 
 An answer is ``{"ok": true, "value", "args", "kwargs", "seconds"}`` (``args``

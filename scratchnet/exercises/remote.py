@@ -352,3 +352,29 @@ class Remote:
         True
         """
         return self.ask({"op": "call", "target": self.target, "loop": each})["value"]
+
+    def examples(self) -> Dict[str, Any]:
+        """Run the examples of the student's docstring in the child.
+
+        Only for an exercise a self-check knows by name
+        (:func:`~scratchnet.exercises.own.examples_only`): the examples are the
+        student's text, so they run where the student's code runs, never in the
+        grading process.
+
+        Returns
+        -------
+        dict
+            ``examples`` (how many) and ``failed`` (the first that printed
+            something else, as doctest reports it; "" when none).
+
+        Raises
+        ------
+        StudentRaised
+            The student's code raised (a stub: ``NotImplementedError``).
+
+        Examples
+        --------
+        >>> callable(Remote.examples)
+        True
+        """
+        return self.ask({"op": "examples", "target": self.target})["value"]

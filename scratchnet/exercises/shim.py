@@ -25,6 +25,7 @@ from __future__ import annotations
 import __future__
 
 import copy
+import doctest
 import faulthandler
 import importlib
 import importlib.abc
@@ -114,6 +115,15 @@ def _error(err: BaseException, root: str) -> Dict[str, Any]:
             "location": location,
             "todo": isinstance(err, NotImplementedError) and bool(location),
             "function": function[:200]}
+
+
+class _Examples(doctest.DocTestRunner):
+    """A doctest runner that lets a stub's ``NotImplementedError`` through."""
+
+    def report_unexpected_exception(self, out, test, example, exc_info):
+        if issubclass(exc_info[0], NotImplementedError):
+            raise exc_info[1]
+        super().report_unexpected_exception(out, test, example, exc_info)
 
 
 class _Session:
@@ -313,6 +323,24 @@ class _Session:
                 else:
                     setattr(owner, attr, value)
 
+    def examples(self, request: Dict[str, Any]) -> Any:
+        """Run the examples of a student's docstring (an exercise a self-check
+        knows by name only): how many, and the first that failed."""
+        func = self.target(request["target"])
+        globs = dict(getattr(func, "__globals__", {}))
+        test = doctest.DocTestParser().get_doctest(
+            getattr(func, "__doc__", None) or "", globs,
+            getattr(func, "__name__", "examples"), None, 0)
+        report: List[str] = []
+        runner = _Examples(optionflags=doctest.ELLIPSIS)
+        faulthandler.dump_traceback_later(float(request.get("limit") or 10), exit=False)
+        try:
+            runner.run(test, out=report.append, clear_globs=False)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+        return {"examples": len(test.examples),
+                "failed": report[0].lstrip("*\n")[-600:] if runner.failures else ""}
+
     def at(self, request: Dict[str, Any]) -> Any:
         """The value at ``path`` (an attribute, then keys) of a handle's object."""
         value = self.handles[request["handle"]]
@@ -366,7 +394,7 @@ def main(argv: List[str]) -> int:
     session = _Session(_given())
     ops = {"start": session.start, "load": session.load, "call": session.call,
            "get": session.get, "assign": session.assign,
-           "evidence": session.evidence}
+           "evidence": session.evidence, "examples": session.examples}
     while True:
         try:
             request = frames.unpack(frames.read_frame(requests))
