@@ -47,10 +47,11 @@ from .digits_calibration import calibrate
 from .pool import single_threaded_blas, worker_context
 from .selection import EarlyStop, components, describe_shrinkage, epoch_ends, member_nll
 
-__all__ = ["DigitsResult", "DigitsSettings", "FittedModel", "fit_generative",
+__all__ = ["STOPS", "DigitsResult", "DigitsSettings", "FittedModel", "fit_generative",
            "real_unit", "run_digits", "semi_synthetic_unit"]
 
 SHRINKAGES = (0.01, 0.03, 0.1, 0.3, 0.6)  #: candidates, chosen on validation NLL
+STOPS = ("each", "together")  #: ``DigitsSettings.stop``
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,14 @@ class DigitsSettings:
         ``0 .. splits - 1``); the real-data study trains ``seeds`` networks
         on each, the semi-synthetic one samples the model fitted to the
         first.
+    stop : {"each", "together"}
+        How the real-data networks of a split, which share its validation
+        split, choose their step: ``"each"`` at its own lowest validation
+        NLL, ``"together"`` at the lowest mean of their validation NLLs
+        (:class:`~scratchnet.experiments.selection.EarlyStop`): the choice
+        for small validation splits, where one network's curve can keep
+        falling while its test NLL rises.  The semi-synthetic networks each
+        have their own validation draws, and stop each.
 
     Examples
     --------
@@ -107,6 +116,7 @@ class DigitsSettings:
     eval_samples: int = 4000
     snapshots: int = 12
     splits: int = 1
+    stop: str = "each"
 
     def __post_init__(self) -> None:
         """Refuse settings that cannot run, naming the field."""
@@ -127,6 +137,9 @@ class DigitsSettings:
                      high_inclusive=False)
         if self.shrinkage is not None:
             check_scalar(self.shrinkage, "shrinkage", low=0.0, high=1.0)
+        if self.stop not in STOPS:
+            raise ValueError(f"stop must be one of {', '.join(map(repr, STOPS))}; got "
+                             f"{self.stop!r}")
 
 
 class FittedModel(NamedTuple):
@@ -303,6 +316,12 @@ def semi_synthetic_unit(params: tuple, n: int, settings: DigitsSettings) -> dict
 def real_unit(digits: Splits, settings: DigitsSettings, split: int = 0) -> dict:
     """Train ``seeds`` networks on a training split; early stopping on validation.
 
+    The networks share the validation split: each stops at its own lowest
+    validation NLL, or, with ``settings.stop == "together"``, all at the
+    step of their lowest mean validation NLL (one network's curve on a
+    hundred samples can keep falling while its test NLL climbs above the
+    constant prediction's).
+
     Parameters
     ----------
     digits : Splits
@@ -315,8 +334,8 @@ def real_unit(digits: Splits, settings: DigitsSettings, split: int = 0) -> dict:
     dict
         ``steps`` (T,); test ``nll``, ``ece``, ``accuracy`` (T, S) at the
         snapshots; ``validation_steps`` (V,) and ``validation_nll`` (V, S),
-        measured once an epoch; ``best_step`` (S,), the step of each
-        network's lowest validation NLL, whose parameters give
+        measured once an epoch; ``best_step`` (S,), the selected step of
+        each network (see ``settings.stop``), whose parameters give
         ``val_logits`` and ``test_logits`` (S, n, M); ``last_test_logits``,
         those of the last step.
 
@@ -337,7 +356,8 @@ def real_unit(digits: Splits, settings: DigitsSettings, split: int = 0) -> dict:
                                              (0,) if split == 0 else (0, split))
     snaps, checks = _snapshot_steps(settings.steps, settings.snapshots), epoch_ends(
         len(digits.train.c), settings.batch_size, settings.steps)
-    stop, nll, ece, accuracy = EarlyStop(ensemble), [], [], []
+    stop, nll, ece, accuracy = EarlyStop(
+        ensemble, together=settings.stop == "together"), [], [], []
 
     def measure(step: int, ens: fast.Ensemble) -> None:
         if step in checks:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..metrics import expected_calibration_error
 from .cli import OneLineParser, non_negative, out_dir, positive
-from .digits import DigitsResult, DigitsSettings, run_digits
+from .digits import STOPS, DigitsResult, DigitsSettings, run_digits
 from .pool import cpu_count
 from .real import BUNDLED, REAL_SETTINGS, SCALINGS, run_real
 from .selection import describe_shrinkage
@@ -31,6 +31,9 @@ __all__ = ["build_parser", "digits_table", "main", "real_main", "write_digits"]
 
 #: each command's settings: its options' defaults, and the rest of its study
 _DEFAULTS = {"digits": DigitsSettings(), "real": REAL_SETTINGS}
+_SELECTED = {"each": "the step of its lowest validation NLL",
+             "together": "the step where the mean validation NLL of its split's "
+                         "networks is lowest (they stop together)"}
 
 
 def _spread(values: Any, digits: int = 4) -> str:
@@ -130,7 +133,7 @@ def digits_table(result: DigitsResult) -> str:
               f"{real['validation_size']}.  Networks {inputs}-{s.hidden}-{s.hidden}-"
               f"{m}, Adam lr {s.lr:g}, batch {s.batch_size}, {s.steps:,} steps, "
               "measured on the validation split once an epoch; each is reported at "
-              "its last step and at the step of its lowest validation NLL (early "
+              f"its last step and at {_SELECTED[s.stop]} (early "
               "stopping).  T is fitted on the validation split and applied only "
               "where it is inside the search bounds and the split tells it from 1 "
               "(two standard errors).", "",
@@ -380,6 +383,11 @@ def build_parser(command: str = "digits") -> argparse.ArgumentParser:
     parser.add_argument("--shrinkage", type=_fraction, default=None,
                         help="covariance shrinkage in [0, 1] (default: chosen on "
                         "the validation split)")
+    parser.add_argument("--stop", choices=STOPS, default=d.stop,
+                        help="the real-data networks of a split stop at their own "
+                        "lowest validation NLL (each) or together, at the lowest "
+                        "mean of the split's networks (safer on a small validation "
+                        f"split; default: {d.stop})")
     parser.add_argument("--hidden", type=positive, default=d.hidden,
                         help=f"width of the two hidden layers (default: {d.hidden})")
     parser.add_argument("--jobs", type=positive, default=None,
@@ -447,7 +455,7 @@ def main(argv: Optional[Sequence[str]] = None, command: str = "digits") -> int:
         settings = replace(_DEFAULTS[command], sizes=args.sizes, steps=args.steps,
                            seeds=args.seeds, seed=args.seed, dim=args.dim,
                            shrinkage=args.shrinkage, hidden=args.hidden,
-                           splits=args.splits)
+                           splits=args.splits, stop=args.stop)
     except ValueError as exc:          # --dim above 64
         parser.error(f"--{str(exc).split()[0]}: {exc}")
 
