@@ -18,6 +18,7 @@ from scipy.special import log_softmax
 from scratchnet import GaussianClasses
 from scratchnet.experiments.digits import (
     DigitsSettings,
+    real_steps,
     real_unit,
     run_digits,
     semi_synthetic_unit,
@@ -73,6 +74,18 @@ def test_the_networks_of_a_split_stop_together_at_their_lowest_mean():
     assert REAL_SETTINGS.stop == "together" and DigitsSettings().stop == "each"
     with pytest.raises(ValueError, match="stop must be one of 'each', 'together'"):
         DigitsSettings(stop="all")
+
+
+def test_the_real_networks_train_at_most_max_epochs():
+    # 6,000 steps are 3,000 epochs of iris's 90 training rows; real stops at 200
+    splits = standardize(load_table("iris").splits)
+    out = real_unit(splits, DigitsSettings(steps=600, max_epochs=40, seeds=2, hidden=8))
+    assert out["steps"][-1] == out["validation_steps"][-1] == 80     # 40 x 2 batches
+    assert np.all(out["best_step"] <= 80) and REAL_SETTINGS.max_epochs == 200
+    assert real_steps(1078, REAL_SETTINGS) == 200 * 17                # digits: 3,400
+    table = digits_table(run_real("iris", replace(SMALL, max_epochs=50))[0])
+    assert "100 steps (50 epochs; at most 400)" in table
+    assert "| network, last step | 100 | 1 |" in table
 
 
 def test_the_semi_synthetic_study_selects_a_step_and_keeps_the_last():

@@ -49,6 +49,13 @@ def _range(first: int, count: int) -> str:
     return f"{first}" if count == 1 else f"{first}..{first + count - 1}"
 
 
+def _budget(s: DigitsSettings, last: int) -> str:
+    """In words: "6,000 steps", or "400 steps (200 epochs; at most 6,000)"."""
+    if last == s.steps:
+        return f"{last:,} steps"
+    return f"{last:,} steps ({s.max_epochs} epochs; at most {s.steps:,})"
+
+
 def _synthetic_lines(result: DigitsResult) -> list:
     """The semi-synthetic table, each row with its own draws' Bayes numbers."""
     s, name, task = result.settings, result.name, result.fitted.task
@@ -124,6 +131,7 @@ def digits_table(result: DigitsResult) -> str:
     m, splits = task.num_classes, len(result.fitted_all)
     lines = _synthetic_lines(result) if result.synthetic else []
     scores, networks = real["scores"], len(real["best_step"])
+    last = int(real["steps"][-1])
     what = "images" if name == "digits" else "samples"
     lines += ["", f"Real {name}: {splits} stratified 60/20/20 split(s) (split seeds "
               f"{_range(0, splits)}), {s.seeds} network(s) on each (seeds "
@@ -131,7 +139,7 @@ def digits_table(result: DigitsResult) -> str:
               f"(the fitted model and the constant: over the {splits} split(s)); "
               f"test split {real['test_size']} {what}, validation split "
               f"{real['validation_size']}.  Networks {inputs}-{s.hidden}-{s.hidden}-"
-              f"{m}, Adam lr {s.lr:g}, batch {s.batch_size}, {s.steps:,} steps, "
+              f"{m}, Adam lr {s.lr:g}, batch {s.batch_size}, {_budget(s, last)}, "
               "measured on the validation split once an epoch; each is reported at "
               f"its last step and at {_SELECTED[s.stop]} (early "
               "stopping).  T is fitted on the validation split and applied only "
@@ -142,7 +150,7 @@ def digits_table(result: DigitsResult) -> str:
     net_t = _temperature_cell(real["temperatures"], real["kept"])
     gen_t = _temperature_cell(real["generative_temperature"], real["generative_kept"])
     rows = [("constant", "constant (training class frequencies)", "-", "-"),
-            ("network, last step", "network, last step", f"{s.steps:,}", "1"),
+            ("network, last step", "network, last step", f"{last:,}", "1"),
             ("network", "network, selected step", _spread(real["best_step"], 0), "1"),
             ("network, T", "network, selected step, temperature T",
              _spread(real["best_step"], 0), net_t),
@@ -383,6 +391,11 @@ def build_parser(command: str = "digits") -> argparse.ArgumentParser:
     parser.add_argument("--shrinkage", type=_fraction, default=None,
                         help="covariance shrinkage in [0, 1] (default: chosen on "
                         "the validation split)")
+    if command == "real":
+        parser.add_argument("--max-epochs", type=positive, default=d.max_epochs,
+                            help="the real-data networks train at most this many "
+                            "passes over the training split, if fewer than --steps "
+                            f"(default: {d.max_epochs})")
     parser.add_argument("--stop", choices=STOPS, default=d.stop,
                         help="the real-data networks of a split stop at their own "
                         "lowest validation NLL (each) or together, at the lowest "
@@ -455,7 +468,8 @@ def main(argv: Optional[Sequence[str]] = None, command: str = "digits") -> int:
         settings = replace(_DEFAULTS[command], sizes=args.sizes, steps=args.steps,
                            seeds=args.seeds, seed=args.seed, dim=args.dim,
                            shrinkage=args.shrinkage, hidden=args.hidden,
-                           splits=args.splits, stop=args.stop)
+                           splits=args.splits, stop=args.stop,
+                           max_epochs=getattr(args, "max_epochs", None))
     except ValueError as exc:          # --dim above 64
         parser.error(f"--{str(exc).split()[0]}: {exc}")
 
