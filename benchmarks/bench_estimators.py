@@ -25,7 +25,10 @@ mean test accuracy.  Target: time within 2x at equal accuracy.
 random_state=0)``, standardised, 10,000 test rows), where a fixed budget of
 2,000 steps was 3 epochs (accuracy 0.898, against 0.939 after 20,000 steps):
 ``max_epochs``/``tol`` stop it as ``MLPClassifier``'s ``max_iter``/``tol`` do.
-One seed; the epochs each ran are printed.
+One seed; the epochs each ran are printed.  Minutes, not seconds: on a shared
+2-core machine (load average 6 to 8) NetworkClassifier ran all 200 epochs
+(125,000 steps, tol never met) in 411 s to accuracy 0.970, and MLPClassifier
+had not finished 190 s later.
 
 One BLAS thread (set ``OPENBLAS_NUM_THREADS`` to change it): ratios, not
 seconds, are what carry over between machines.
