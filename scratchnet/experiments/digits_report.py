@@ -31,9 +31,10 @@ __all__ = ["build_parser", "digits_table", "main", "real_main", "write_digits"]
 
 #: each command's settings: its options' defaults, and the rest of its study
 _DEFAULTS = {"digits": DigitsSettings(), "real": REAL_SETTINGS}
-_SELECTED = {"each": "the step of its lowest validation NLL",
+_SELECTED = {"each": "the step of its lowest validation NLL (early stopping)",
              "together": "the step where the mean validation NLL of its split's "
-                         "networks is lowest (they stop together)"}
+                         "networks is lowest (early stopping, the split's networks "
+                         "together)"}
 
 
 def _spread(values: Any, digits: int = 4) -> str:
@@ -141,10 +142,9 @@ def digits_table(result: DigitsResult) -> str:
               f"{real['validation_size']}.  Networks {inputs}-{s.hidden}-{s.hidden}-"
               f"{m}, Adam lr {s.lr:g}, batch {s.batch_size}, {_budget(s, last)}, "
               "measured on the validation split once an epoch; each is reported at "
-              f"its last step and at {_SELECTED[s.stop]} (early "
-              "stopping).  T is fitted on the validation split and applied only "
-              "where it is inside the search bounds and the split tells it from 1 "
-              "(two standard errors).", "",
+              f"its last step and at {_SELECTED[s.stop]}.  T is fitted on the "
+              "validation split and applied only where it is inside the search "
+              "bounds and the split tells it from 1 (two standard errors).", "",
               "| model | step | T | test NLL (nats) | ECE | accuracy |",
               "|---|---|---|---|---|---|"]
     net_t = _temperature_cell(real["temperatures"], real["kept"])
