@@ -22,16 +22,17 @@ with its reason:
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
-from ._mixture import class_sums
+from ._mixture import check_definite, class_scatter, class_sums
 from ._validation import check_choice, check_scalar
 from .fitting import GaussianParameters, fit_gaussian_classes
 from .temperature import ScratchnetWarning
 
 __all__ = [
+    "TIED_SINGULAR",
     "TolerancePlateau",
     "check_loss_options",
     "check_no_missing_labels",
@@ -40,6 +41,7 @@ __all__ = [
     "class_weights",
     "exp_with_warning",
     "fit_gaussian_kind",
+    "fit_weighted_gaussians",
     "label_text",
     "plain_label",
     "sample_weights",
@@ -277,8 +279,17 @@ def class_weights(class_weight: Any, classes: np.ndarray, codes: np.ndarray
                      for c in classes])
 
 
+#: the message of a singular shared covariance (``covariance="tied"``)
+TIED_SINGULAR = ("the shared covariance of covariance='tied' (the within-class "
+                 "scatter pooled over the classes) is not positive definite: the "
+                 "samples lie in a subspace (a feature constant within every class, "
+                 "or one that is a combination of others); use shrinkage > 0 or drop "
+                 "those features")
+
+
 def fit_gaussian_kind(x: np.ndarray, targets: np.ndarray, num_classes: int,
-                      shrinkage: float, covariance: str) -> GaussianParameters:
+                      shrinkage: float, covariance: str,
+                      weights: Optional[np.ndarray] = None) -> GaussianParameters:
     r"""Gaussian classes with full, shared (tied) or diagonal covariances.
 
     Parameters
@@ -290,6 +301,8 @@ def fit_gaussian_kind(x: np.ndarray, targets: np.ndarray, num_classes: int,
     shrinkage : float in [0, 1]
         :math:`\alpha` of :func:`scratchnet.fitting.fit_gaussian_classes`.
     covariance : {"full", "tied", "diag"}
+    weights : ndarray of float, shape (n,), optional
+        Sample weights: :func:`fit_weighted_gaussians`.
 
     Returns
     -------
@@ -314,6 +327,9 @@ def fit_gaussian_kind(x: np.ndarray, targets: np.ndarray, num_classes: int,
     array([[2., 2.],
            [2., 4.]])
     """
+    if weights is not None:
+        return fit_weighted_gaussians(x, targets, num_classes, shrinkage, covariance,
+                                      weights)
     if covariance == "full":
         return fit_gaussian_classes(x, targets, shrinkage=shrinkage,
                                     num_classes=num_classes)
@@ -325,12 +341,7 @@ def fit_gaussian_kind(x: np.ndarray, targets: np.ndarray, num_classes: int,
             pooled = fit_gaussian_classes(residuals, np.zeros(len(x), dtype=np.int64),
                                           shrinkage=shrinkage).covariances[0]
         except ValueError:
-            raise ValueError("the shared covariance of covariance='tied' (the "
-                             "within-class scatter pooled over the classes) is not "
-                             "positive definite: the samples lie in a subspace (a "
-                             "feature constant within every class, or one that is a "
-                             "combination of others); use shrinkage > 0 or drop "
-                             "those features") from None
+            raise ValueError(TIED_SINGULAR) from None
         covariances = np.broadcast_to(pooled, (num_classes, *pooled.shape))
     else:
         variances = class_sums(residuals**2, targets, counts) / counts[:, None]
@@ -342,6 +353,78 @@ def fit_gaussian_kind(x: np.ndarray, targets: np.ndarray, num_classes: int,
                              "is 0; use shrinkage > 0")
         covariances = variances[:, :, None] * np.eye(x.shape[1])
     return GaussianParameters(means, np.array(covariances), counts / len(x))
+
+
+def fit_weighted_gaussians(x: np.ndarray, targets: np.ndarray, num_classes: int,
+                           shrinkage: float, covariance: str,
+                           weights: np.ndarray) -> GaussianParameters:
+    r"""Weighted maximum-likelihood Gaussian classes.
+
+    Sample :math:`j` counts :math:`w_j` times: with :math:`W_c = \sum_{j: c_j
+    = c} w_j`, the priors are :math:`W_c / \sum_k W_k`, the means
+    :math:`\mu_c = \sum_{j: c_j = c} w_j x_j / W_c` and the scatter
+    :math:`S_c = \sum_{j: c_j = c} w_j (x_j - \mu_c)(x_j - \mu_c)^{\mathsf
+    T} / W_c`, shrunk and pooled (``"tied"``: :math:`S = \sum_c W_c S_c /
+    \sum_k W_k`) or cut to its diagonal as in :func:`fit_gaussian_kind`.
+    Integer weights give the fit of the data with each row repeated
+    :math:`w_j` times; weight 0 drops a row.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n, D)
+    targets : ndarray of int, shape (n,)
+    num_classes : int
+    shrinkage : float in [0, 1]
+    covariance : {"full", "tied", "diag"}
+    weights : ndarray of float, shape (n,)
+        Non-negative; every class needs a positive total.
+
+    Returns
+    -------
+    GaussianParameters
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scratchnet._estimator_parts import fit_weighted_gaussians
+    >>> x = np.array([[0.0], [3.0], [10.0], [12.0]])
+    >>> fit = fit_weighted_gaussians(x, np.array([0, 0, 1, 1]), 2, 0.0, "full",
+    ...                              np.array([2.0, 1.0, 1.0, 1.0]))
+    >>> fit.means.ravel().tolist(), fit.covariances.ravel().tolist(), fit.priors
+    ([1.0, 11.0], [2.0, 1.0], array([0.6, 0.4]))
+    """
+    counts = np.bincount(targets, minlength=num_classes)
+    mass = np.bincount(targets, weights=weights, minlength=num_classes)   # W_c
+    if not mass.sum() > 0:
+        raise ValueError("sample_weight must have a positive sum; got all zeros")
+    if not np.all(mass > 0):
+        c = int(np.argmax(~(mass > 0)))
+        raise ValueError(f"sample_weight gives class {c} a total weight of 0: its "
+                         "Gaussian cannot be fitted (give it positive weights, or "
+                         "drop its rows)")
+    means = class_sums(weights[:, None] * x, targets, counts) / mass[:, None]
+    r = (x - means[targets]) * np.sqrt(weights)[:, None]     # sqrt(w_j) (x_j - mu_c)
+    d = x.shape[1]
+    if covariance == "diag":
+        s = class_sums(r**2, targets, counts) / mass[:, None]
+        s = (1.0 - shrinkage) * s + shrinkage * s.mean(axis=1, keepdims=True)
+        covariances = s[:, :, None] * np.eye(d)
+    else:
+        s = class_scatter(r, targets, counts) / mass[:, None, None]          # S_c
+        if covariance == "tied":
+            s = np.broadcast_to((mass[:, None, None] * s).sum(axis=0) / mass.sum(),
+                                s.shape)
+        s = 0.5 * (s + s.transpose(0, 2, 1))
+        scale = np.trace(s, axis1=1, axis2=2) / d
+        covariances = (1.0 - shrinkage) * s + shrinkage * scale[:, None, None] * np.eye(
+            d)
+    try:
+        check_definite(covariances, np.trace(covariances, axis1=1, axis2=2), shrinkage)
+    except ValueError:
+        if covariance == "tied":
+            raise ValueError(TIED_SINGULAR) from None
+        raise
+    return GaussianParameters(means, np.array(covariances), mass / mass.sum())
 
 
 def check_no_missing_labels(y: Any) -> None:
@@ -432,12 +515,16 @@ def check_loss_options(loss: Any, classes: int, reads_probabilities: bool) -> No
                          "loss='cross_entropy', or neither option")
 
 
-def exp_with_warning(log_q: np.ndarray) -> np.ndarray:
-    """``exp(log_q)``, warning where a positive probability underflows to 0.
+def exp_with_warning(log_q: np.ndarray, observed: Any = None) -> np.ndarray:
+    """``exp(log_q)``, warning where an observed class's probability underflows to 0.
 
     Parameters
     ----------
     log_q : ndarray, shape (n, M)
+    observed : ndarray of bool, shape (M,), optional
+        The classes observed in training (a positive weight); the others
+        (``class_weight`` 0, say) may well have probability 0, and are not
+        warned about.  Default: every class.
 
     Returns
     -------
@@ -451,11 +538,14 @@ def exp_with_warning(log_q: np.ndarray) -> np.ndarray:
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     q = exp_with_warning(np.array([[0.0, -800.0]]))
+    ...     _ = exp_with_warning(np.array([[0.0, -800.0]]), np.array([True, False]))
     >>> q.tolist(), len(caught)
     ([[1.0, 0.0]], 1)
     """
     q = np.exp(log_q)
     zero = (q == 0) & (log_q > -np.inf)
+    if observed is not None:
+        zero &= np.asarray(observed, dtype=bool)
     if zero.any():
         rows = np.flatnonzero(zero.any(axis=1))
         warnings.warn(f"predict_proba underflows to exactly 0 in {len(rows)} row(s) "

@@ -36,6 +36,7 @@ from ._estimator_parts import (
     TolerancePlateau,
     check_loss_options,
     check_no_missing_labels,
+    check_sample_weight,
     check_squares_fit,
     exp_with_warning,
     fit_gaussian_kind,
@@ -91,8 +92,8 @@ class LabelledClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
-    # fit takes no sample weights, and score's are not routed by meta-estimators:
-    # no set_score_request method (its docstring is scikit-learn's, not ours)
+    # score's sample weights are not routed by meta-estimators: no
+    # set_score_request method (its docstring is scikit-learn's, not ours)
     __metadata_request__score: ClassVar[dict] = {
         "sample_weight": metadata_routing.UNUSED}
 
@@ -136,13 +137,16 @@ class LabelledClassifier(ClassifierMixin, BaseEstimator):
         -----
         A probability below :math:`e^{-745}` underflows to exactly 0 in
         float64, although the model gives every class of ``classes_`` a
-        positive one: a :class:`~scratchnet.ScratchnetWarning` says so, since
+        positive one: for a class observed in training
+        (``observed_classes_``), a :class:`~scratchnet.ScratchnetWarning`
+        says so, since
         a log-loss computed from such an output is infinite (or, clipped as
         scikit-learn's ``log_loss`` clips it, far too small).  Use
         ``predict_log_proba``, or :func:`scratchnet.metrics.nll_scorer`,
         which is exact.
         """
-        return exp_with_warning(self.predict_log_proba(X))
+        return exp_with_warning(self.predict_log_proba(X),
+                                getattr(self, "observed_classes_", None))
 
     def predict(self, X: Any) -> np.ndarray:
         """The most probable class of each row, as a label of ``classes_``.
@@ -187,7 +191,10 @@ class GaussianClassifier(LabelledClassifier):
     model_ : GaussianClasses
         The fitted generative model on the encoded classes :math:`0 .. M-1`.
     means_, covariances_, priors_ : ndarray
-        Its parameters: (M, D), (M, D, D), and the class frequencies (M,).
+        Its parameters: (M, D), (M, D, D), and the class frequencies (M,)
+        (weighted by ``sample_weight``, if given).
+    observed_classes_ : ndarray of bool, shape (M,)
+        All True: every class has samples of positive weight.
     n_features_in_ : int
     feature_names_in_ : ndarray
         When ``X`` had column names.
@@ -218,7 +225,7 @@ class GaussianClassifier(LabelledClassifier):
         self.shrinkage = shrinkage
         self.covariance = covariance
 
-    def fit(self, X: Any, y: Any) -> GaussianClassifier:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> GaussianClassifier:
         """Fit the Gaussian classes to ``(X, y)``.
 
         Parameters
@@ -226,6 +233,10 @@ class GaussianClassifier(LabelledClassifier):
         X : array_like, shape (n, D)
         y : array_like, shape (n,)
             Labels of any kind.
+        sample_weight : array_like, shape (n,), optional
+            Non-negative weights: the weighted maximum-likelihood fit
+            (:func:`scratchnet._estimator_parts.fit_weighted_gaussians`),
+            which for integer weights is the fit of the rows repeated.
 
         Returns
         -------
@@ -242,10 +253,13 @@ class GaussianClassifier(LabelledClassifier):
         alpha = check_scalar(self.shrinkage, "shrinkage", low=0.0, high=1.0)
         kind = check_choice(self.covariance, "covariance", COVARIANCES)
         X, codes = self._encode(X, y)
-        fitted = fit_gaussian_kind(X, codes, len(self.classes_), alpha, kind)
+        weights = (None if sample_weight is None else
+                   check_sample_weight(sample_weight, len(codes)))
+        fitted = fit_gaussian_kind(X, codes, len(self.classes_), alpha, kind, weights)
         self.model_ = GaussianClasses(fitted.means, covariances=fitted.covariances,
                                       priors=fitted.priors)
         self.means_, self.covariances_, self.priors_ = fitted
+        self.observed_classes_ = np.ones(len(self.classes_), dtype=bool)
         return self
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
@@ -332,6 +346,10 @@ class NetworkClassifier(LabelledClassifier):
         Passes over the training data made.
     temperature_ : float
         1.0 unless ``temperature`` applied one.
+    observed_classes_ : ndarray of bool, shape (M,)
+        The classes with a positive weight among the training rows (a class
+        weighted 0 is not observed: its probability may well be 0, and
+        ``predict_proba`` does not warn about it).
     n_features_in_ : int
     feature_names_in_ : ndarray
         When ``X`` had column names.
@@ -417,6 +435,9 @@ class NetworkClassifier(LabelledClassifier):
         self.network_ = MLP([X.shape[1], *hidden, outputs], activation=self.activation,
                             rng=np.random.default_rng([seed, 0]), loss=self.loss)
         train_rows, validation = self._split(codes, seed)
+        self.observed_classes_ = np.bincount(
+            codes[train_rows], minlength=len(self.classes_),
+            weights=None if weights is None else weights[train_rows]) > 0
         batch = min(check_positive_int(self.batch_size, "batch_size"), len(train_rows))
         epoch = -(-len(train_rows) // batch)
         steps = check_positive_int(self.max_epochs, "max_epochs") * epoch

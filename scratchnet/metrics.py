@@ -28,6 +28,7 @@ matplotlib), so tests, notebooks and scripts can check them directly:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -43,7 +44,7 @@ from ._validation import (
 )
 from .information import kl_divergence
 from .softmax import log_softmax
-from .temperature import fit_temperature
+from .temperature import ScratchnetWarning, fit_temperature
 
 __all__ = [
     "CalibrationBins",
@@ -403,7 +404,9 @@ def nll_scorer(estimator: Any, X: Any, y: Any) -> float:
     is better, so it returns :math:`-\mathrm{NLL}`).  Unlike scikit-learn's
     ``"neg_log_loss"``, which clips probabilities to :math:`[\epsilon, 1 -
     \epsilon]`, it reads the estimator's ``predict_log_proba`` (or the log of
-    ``predict_proba``): a class given probability 0 costs :math:`\infty`.
+    ``predict_proba``): a class given probability 0 costs :math:`\infty`,
+    with a :class:`~scratchnet.ScratchnetWarning` naming the first such row
+    (only the labels of ``y`` count: a 0 for another class costs nothing).
 
     Parameters
     ----------
@@ -429,7 +432,15 @@ def nll_scorer(estimator: Any, X: Any, y: Any) -> float:
     -0.6931
     """
     log_q, codes = _log_proba_and_codes(estimator, X, y)
-    return float(log_q[np.arange(len(codes)), codes].mean())
+    log_q_y = log_q[np.arange(len(codes)), codes]
+    lost = np.flatnonzero(log_q_y == -np.inf)
+    if lost.size:                       # only the given labels' probabilities count
+        warnings.warn(f"{type(estimator).__name__} gives probability 0 to the label "
+                      f"of {lost.size} of {len(codes)} row(s) of y (first: row "
+                      f"{lost[0]}, {label_text(np.asarray(y)[lost[0]])}): their NLL "
+                      "is infinite, and so is the mean", ScratchnetWarning,
+                      stacklevel=2)
+    return float(log_q_y.mean())
 
 
 def ece_scorer(estimator: Any, X: Any, y: Any) -> float:

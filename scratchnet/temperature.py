@@ -219,9 +219,10 @@ def fit_temperature(logits: Any, targets: Any, *,
     t = _check_targets(targets, z)
     temperature, at_bound = _minimise(z, t, *_bounds(bounds))
     if at_bound:
+        advice = ("" if at_bound.startswith("the NLL is least") else "; the minimum "
+                  "lies beyond it (use more held-out data, or widen bounds)")
         warnings.warn(f"fit_temperature returned its bound {temperature:g}: "
-                      f"{at_bound}; the minimum lies beyond it (use more held-out "
-                      "data, or widen bounds)", ScratchnetWarning, stacklevel=2)
+                      f"{at_bound}{advice}", ScratchnetWarning, stacklevel=2)
     return temperature
 
 
@@ -233,8 +234,25 @@ def _slope_and_curvature(z: np.ndarray, z_true: np.ndarray, beta: float) -> tupl
     return mean_z - z_true, float(var_z.mean())
 
 
+#: the sharpest and softest temperatures that data can ask for and still be
+#: read as a calibration: beyond them a fit says the held-out logits separate
+#: the classes (T -> 0) or rank them no better than chance (T -> infinity)
+SHARPEST, SOFTEST = 0.25, 1e2
+
+
+def _cut_off(minimum: float, side: str, bound: float) -> str:
+    """Why a fit stopped at a bound the caller narrowed: the minimum lies past it."""
+    return (f"the NLL is least at T = {minimum:.3g}, {side} = {bound:g}: the bounds "
+            "given cut the minimum off (widen them to reach it)")
+
+
 def _minimise(z: np.ndarray, t: np.ndarray, low: float, high: float) -> tuple:
-    """(T*, why it is a bound or "") by Newton's method in beta = 1/T."""
+    """(T*, why it is a bound or "") by Newton's method in beta = 1/T.
+
+    At a bound the reason says whether the data's own minimum lies past it
+    (bounds narrower than :data:`SHARPEST` .. :data:`SOFTEST`, cutting it
+    off) or the NLL keeps falling toward a separation or a coin toss.
+    """
     z_true = z[np.arange(len(t)), t]
 
     def slope_and_curvature(beta: float) -> tuple:
@@ -243,9 +261,15 @@ def _minimise(z: np.ndarray, t: np.ndarray, low: float, high: float) -> tuple:
 
     b_lo, b_hi = 1.0 / high, 1.0 / low
     if slope_and_curvature(b_lo)[0] >= 0:       # rising already: T -> infinity
+        if high < SOFTEST and slope_and_curvature(1.0 / SOFTEST)[0] < 0:
+            return high, _cut_off(_minimise(z, t, high, SOFTEST)[0], "above T_max",
+                                  high)
         return high, (f"the NLL still falls as T grows past T_max = {high:g} (the "
                       "logits rank the right class no better than chance)")
     if slope_and_curvature(b_hi)[0] <= 0:       # still falling: T -> 0
+        if low > SHARPEST and slope_and_curvature(1.0 / SHARPEST)[0] > 0:
+            return low, _cut_off(_minimise(z, t, SHARPEST, low)[0], "below T_min",
+                                 low)
         return low, (f"the NLL still falls as T drops below T_min = {low:g} (the "
                      "logits separate every class of these data, or nearly: the few "
                      "errors they make cost less than the sharpening gains)")

@@ -37,16 +37,30 @@ LOADERS = {"iris": load_iris, "wine": load_wine, "breast_cancer": load_breast_ca
 
 
 def _expected_failures(estimator):
-    """The only check expected to fail: the network's weights are sampling odds.
+    """The checks expected to fail, each with its reason.
 
-    Weighted mini-batches are equal to repeated samples in expectation, not draw
-    for draw (scikit-learn declares the same of its own MLPClassifier).
+    The network's weights are sampling odds: weighted mini-batches are equal to
+    repeated samples in expectation, not draw for draw (scikit-learn declares the
+    same of its own MLPClassifier).  The Gaussian classifier's sample-weight checks
+    fit data it rightly refuses or warns about; its weighted fit is checked against
+    NumPy's weighted moments and against repeated rows in
+    ``test_estimators_issue40.py``.
     """
     if isinstance(estimator, NetworkClassifier):
         return {"check_sample_weight_equivalence_on_dense_data":
                 "sample weights are the mini-batches' sampling probabilities: the "
                 "weighted loss in expectation, not the same draws as repeated rows"}
-    return {}
+    if estimator.shrinkage == 0:
+        singular = ("the check's classes hold a few repeated rows (or 30 features "
+                    "for 3 to 10 rows): without shrinkage their covariance is "
+                    "singular, which the fit refuses")
+        return dict.fromkeys(("check_sample_weights_shape",
+                              "check_sample_weights_not_overwritten",
+                              "check_sample_weight_equivalence_on_dense_data"), singular)
+    return {"check_sample_weight_equivalence_on_dense_data":
+            "the check's rows lie thousands of nats from some classes: predict_proba "
+            "warns that their probabilities underflow to 0, and the check's warnings "
+            "are errors here"}
 
 
 @parametrize_with_checks([

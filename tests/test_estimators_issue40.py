@@ -6,6 +6,8 @@ engineered Gaussian posterior, and messages that name the argument, the cause
 and the fix.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -167,3 +169,85 @@ def test_the_estimator_reads_the_posterior_by_blocks_in_a_pipeline():
     np.testing.assert_allclose(pipe.predict_log_proba(x),
                                model.log_posterior(pipe[0].transform(x)),
                                rtol=1e-12, atol=1e-12)
+
+
+def test_underflow_warns_only_for_a_class_observed_in_training():
+    far = GaussianClassifier().fit([[0.0], [0.1], [50.0], [50.1]], ["a", "a", "b", "b"])
+    assert far.observed_classes_.tolist() == [True, True]
+    with pytest.warns(sn.ScratchnetWarning, match="underflows to exactly 0 in 1 row"):
+        far.predict_proba([[0.0]])                       # q(b | 0) = e^-1.2e5
+    far.observed_classes_ = np.array([True, False])     # as if b had weight 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(far.predict_proba([[0.0]]), [[1.0, 0.0]])
+    x, y = _iris_strings()
+    unseen = NetworkClassifier(max_epochs=2, class_weight={"a": 1.0, "b": 1.0, "c": 0.0},
+                               random_state=0).fit(x, y)
+    assert unseen.observed_classes_.tolist() == [True, True, False]
+    weights = np.where(y == "a", 0.0, 1.0)
+    assert NetworkClassifier(max_epochs=2, random_state=0).fit(
+        x, y, sample_weight=weights).observed_classes_.tolist() == [False, True, True]
+
+
+class _Zeros:
+    """A foreign classifier whose predict_proba gives exact zeros (as isotonic does)."""
+
+    classes_ = np.array(["a", "b"])
+
+    def predict_proba(self, X):
+        return np.tile([1.0, 0.0], (len(X), 1))
+
+
+def test_the_nll_scorer_warns_where_a_label_of_y_gets_probability_zero():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # a 0 for another class: fine
+        assert nll_scorer(_Zeros(), [[0.0], [1.0]], ["a", "a"]) == 0.0
+    with pytest.warns(sn.ScratchnetWarning, match=r"_Zeros gives probability 0 to the "
+                      r"label of 1 of 2 row\(s\) of y \(first: row 1, 'b'\)"):
+        assert nll_scorer(_Zeros(), [[0.0], [1.0]], ["a", "b"]) == -np.inf
+
+
+def _weighted_by_hand(x, y, w, alpha, kind):
+    """Weighted means, scatter (divisor: the class's weight), priors; by NumPy."""
+    classes = np.unique(y)
+    mass = np.array([w[y == c].sum() for c in classes])
+    means = np.array([np.average(x[y == c], axis=0, weights=w[y == c]) for c in classes])
+    s = np.array([np.cov(x[y == c].T, aweights=w[y == c], bias=True) for c in classes])
+    if kind == "tied":
+        s = np.array([np.tensordot(mass, s, axes=1) / mass.sum()] * len(classes))
+    if kind == "diag":
+        v = np.diagonal(s, axis1=1, axis2=2)
+        v = (1 - alpha) * v + alpha * v.mean(axis=1, keepdims=True)
+        s = np.array([np.diag(row) for row in v])
+    else:
+        d = x.shape[1]
+        s = np.array([(1 - alpha) * m + alpha * np.trace(m) / d * np.eye(d) for m in s])
+    return means, s, mass / mass.sum()
+
+
+@pytest.mark.parametrize("kind", ["full", "tied", "diag"])
+@pytest.mark.parametrize("alpha", [0.0, 0.2])
+def test_gaussian_sample_weight_is_the_weighted_fit_by_hand(kind, alpha):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(60, 3)) @ rng.normal(size=(3, 3))
+    y = np.array(["p", "q", "r"])[rng.integers(0, 3, 60)]
+    w = rng.uniform(0.0, 3.0, 60)
+    clf = GaussianClassifier(shrinkage=alpha, covariance=kind).fit(x, y, sample_weight=w)
+    for got, want in zip((clf.means_, clf.covariances_, clf.priors_),
+                         _weighted_by_hand(x, y, w, alpha, kind)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    counts = rng.integers(0, 4, 60)                      # integer weights: repeated rows
+    counts[:3] = 1                                      # (every class keeps a row)
+    repeated = GaussianClassifier(shrinkage=alpha, covariance=kind).fit(
+        np.repeat(x, counts, axis=0), np.repeat(y, counts))
+    weighted = GaussianClassifier(shrinkage=alpha, covariance=kind).fit(
+        x, y, sample_weight=counts)
+    np.testing.assert_allclose(weighted.predict_log_proba(x),
+                               repeated.predict_log_proba(x), rtol=1e-9, atol=1e-9)
+
+
+def test_gaussian_sample_weight_refuses_a_class_of_weight_zero():
+    x, y = _iris_strings()
+    with pytest.raises(ValueError, match="sample_weight gives class 2 a total weight "
+                       "of 0: its Gaussian cannot be fitted"):
+        GaussianClassifier().fit(x, y, sample_weight=np.where(y == "c", 0.0, 1.0))

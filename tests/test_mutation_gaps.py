@@ -482,21 +482,30 @@ def test_fit_temperature_finds_a_minimum_inside_narrow_bounds():
     assert found == pytest.approx(2 / math.log(3), rel=1e-12)
 
 
-@pytest.mark.parametrize("bounds, side", [
-    ((2.5, 10.0), "the NLL still falls as T drops below T_min = 2.5 (the logits "
-                  "separate every class of these data, or nearly: the few errors they "
-                  "make cost less than the sharpening gains)"),
-    ((0.5, 1.5), "the NLL still falls as T grows past T_max = 1.5 (the logits rank "
-                 "the right class no better than chance)")])
-def test_fit_temperature_returns_the_bound_beyond_which_its_minimum_lies(bounds, side):
+@pytest.mark.parametrize("bounds, z, c, side", [
+    # the data's minimum, T = 1.82, lies past a bound the caller narrowed
+    ((2.5, 10.0), Z4, T4, "the NLL is least at T = 1.82, below T_min = 2.5: the "
+                          "bounds given cut the minimum off (widen them to reach it)"),
+    ((0.5, 1.5), Z4, T4, "the NLL is least at T = 1.82, above T_max = 1.5: the "
+                         "bounds given cut the minimum off (widen them to reach it)"),
+    # no minimum at all: separated logits (T -> 0), or wrong ones (T -> infinity)
+    ((0.9, 1.1), [[5.0, 0.0], [0.0, 5.0]], [0, 1],
+     "the NLL still falls as T drops below T_min = 0.9 (the logits separate every "
+     "class of these data, or nearly: the few errors they make cost less than the "
+     "sharpening gains); the minimum lies beyond it (use more held-out data, or "
+     "widen bounds)"),
+    ((0.9, 1.1), [[5.0, 0.0], [0.0, 5.0]], [1, 0],
+     "the NLL still falls as T grows past T_max = 1.1 (the logits rank the right "
+     "class no better than chance); the minimum lies beyond it (use more held-out "
+     "data, or widen bounds)")])
+def test_fit_temperature_returns_the_bound_beyond_which_its_minimum_lies(bounds, z, c,
+                                                                         side):
     bound = bounds[0] if "T_min" in side else bounds[1]
     with pytest.warns(sn.ScratchnetWarning) as caught:
-        found = sn.temperature.fit_temperature(Z4, T4, bounds=bounds)
+        found = sn.temperature.fit_temperature(z, c, bounds=bounds)
     assert found == bound
     (warning,) = caught
-    assert str(warning.message) == (
-        f"fit_temperature returned its bound {bound:g}: {side}; the minimum lies "
-        "beyond it (use more held-out data, or widen bounds)")
+    assert str(warning.message) == f"fit_temperature returned its bound {bound:g}: {side}"
     # it points at the caller's line, not at temperature.py's (under mutmut a
     # trampoline stands between the test and fit_temperature: no == __file__ here)
     assert Path(warning.filename).name != "temperature.py"

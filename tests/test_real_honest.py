@@ -6,6 +6,8 @@ each semi-synthetic row carries its own draws' Bayes numbers, recomputed here
 from the fitted model; the splits are repeated.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -16,12 +18,14 @@ from scipy.special import log_softmax
 from scratchnet import GaussianClasses
 from scratchnet.experiments.digits import (
     DigitsSettings,
+    real_steps,
     real_unit,
     run_digits,
     semi_synthetic_unit,
 )
+from scratchnet.experiments.digits_calibration import calibration_notes
 from scratchnet.experiments.digits_report import digits_table
-from scratchnet.experiments.real import load_table, run_real, standardize
+from scratchnet.experiments.real import REAL_SETTINGS, load_table, run_real, standardize
 from scratchnet.temperature import choose_temperature
 
 SMALL = DigitsSettings(sizes=(60, 200), steps=400, seeds=2, hidden=16, dim=None,
@@ -52,6 +56,36 @@ def test_each_network_ends_at_its_lowest_validation_nll():
     selected = _nll(out["test_logits"], splits.test.c)
     early = out["best_step"] < 600
     assert early.any() and not np.allclose(last[early], selected[early])
+
+
+def test_the_networks_of_a_split_stop_together_at_their_lowest_mean():
+    # one network's curve on a small validation split can keep falling while its
+    # test NLL rises (breast_cancer, split 0, seed 2: test NLL 0.81 at step 6,000
+    # against the constant's 0.66); ``real`` stops a split's networks together
+    splits = standardize(load_table("iris").splits)
+    out = real_unit(splits, DigitsSettings(steps=600, seeds=3, hidden=16,
+                                           stop="together"))
+    curve = out["validation_nll"]                       # (V, S)
+    k = curve.mean(axis=1).argmin()
+    assert out["best_step"].tolist() == [out["validation_steps"][k]] * 3
+    assert curve[k].tolist() != curve.min(axis=0).tolist()   # not each's own best
+    np.testing.assert_allclose(_nll(out["val_logits"], splits.validation.c),
+                               curve[k], rtol=1e-12)
+    assert REAL_SETTINGS.stop == "together" and DigitsSettings().stop == "each"
+    with pytest.raises(ValueError, match="stop must be one of 'each', 'together'"):
+        DigitsSettings(stop="all")
+
+
+def test_the_real_networks_train_at_most_max_epochs():
+    # 6,000 steps are 3,000 epochs of iris's 90 training rows; real stops at 200
+    splits = standardize(load_table("iris").splits)
+    out = real_unit(splits, DigitsSettings(steps=600, max_epochs=40, seeds=2, hidden=8))
+    assert out["steps"][-1] == out["validation_steps"][-1] == 80     # 40 x 2 batches
+    assert np.all(out["best_step"] <= 80) and REAL_SETTINGS.max_epochs == 200
+    assert real_steps(1078, REAL_SETTINGS) == 200 * 17                # digits: 3,400
+    table = digits_table(run_real("iris", replace(SMALL, max_epochs=50))[0])
+    assert "100 steps (50 epochs; at most 400)" in table
+    assert "| network, last step | 100 | 1 |" in table
 
 
 def test_the_semi_synthetic_study_selects_a_step_and_keeps_the_last():
@@ -112,6 +146,27 @@ def test_a_fit_the_held_out_set_cannot_support_keeps_t_at_one():
     assert choice.kept == "" and choice.temperature == pytest.approx(2 / np.log(3))
 
 
+def test_a_temperature_kept_at_one_says_which_of_the_three_reasons():
+    # bounds narrowed by the caller: the minimum T = 2 / ln 3 = 1.82 lies past them
+    z = [[2.0, 0.0]] * 400
+    choice = choose_temperature(z, [0] * 300 + [1] * 100, bounds=(0.9, 1.1))
+    assert choice.temperature == 1.0 and choice.fitted == 1.1
+    assert choice.kept == ("the fit ended at its bound T = 1.1: the NLL is least at "
+                           "T = 1.82, above T_max = 1.1: the bounds given cut the "
+                           "minimum off (widen them to reach it)")
+    choice = choose_temperature(z[:4], [0, 0, 0, 1], bounds=(0.5, 3.0))
+    assert choice.kept.startswith("the 4 held-out samples cannot tell T = 1.82 from 1")
+    choice = choose_temperature(z[:40], [0, 0, 0, 1] * 10, bounds=(0.5, 3.0))
+    assert choice.kept.startswith("fitted on either half of the 40 held-out samples")
+    choices = [choose_temperature(z[:40], [0, 0, 0, 1] * 10),      # halves
+               choose_temperature(z[:4], [0, 0, 0, 1]),            # standard errors
+               choose_temperature([[6.0, 0.0], [0.0, 6.0]], [0, 1])]   # a bound
+    (note,) = calibration_notes("networks", choices)
+    assert note.startswith("networks: temperature kept at 1 for 3 of 3 (1 at a bound "
+                           "of the search, 1 within two standard errors of 1, 1 not "
+                           "confirmed by the validation split's two halves)")
+
+
 def test_the_splits_are_repeated_and_named(wine):
     real = wine.real
     assert real["split"].tolist() == [0, 0, 1, 1] and len(wine.fitted_all) == 2
@@ -121,6 +176,9 @@ def test_the_splits_are_repeated_and_named(wine):
     assert "2 stratified 60/20/20 split(s) (split seeds 0..1)" in table
     assert "on 13 principal components of its 13 features" in table
     assert "constant (training class frequencies)" in table
+    assert "at the step of its lowest validation NLL (early stopping)" in table
+    together = digits_table(run_real("iris", replace(SMALL, stop="together"))[0])
+    assert "where the mean validation NLL of its split's networks is lowest" in together
 
 
 def test_no_network_is_worse_than_the_constant_on_iris():

@@ -47,10 +47,11 @@ from .digits_calibration import calibrate
 from .pool import single_threaded_blas, worker_context
 from .selection import EarlyStop, components, describe_shrinkage, epoch_ends, member_nll
 
-__all__ = ["DigitsResult", "DigitsSettings", "FittedModel", "fit_generative",
-           "real_unit", "run_digits", "semi_synthetic_unit"]
+__all__ = ["STOPS", "DigitsResult", "DigitsSettings", "FittedModel", "fit_generative",
+           "real_steps", "real_unit", "run_digits", "semi_synthetic_unit"]
 
 SHRINKAGES = (0.01, 0.03, 0.1, 0.3, 0.6)  #: candidates, chosen on validation NLL
+STOPS = ("each", "together")  #: ``DigitsSettings.stop``
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,21 @@ class DigitsSettings:
         ``0 .. splits - 1``); the real-data study trains ``seeds`` networks
         on each, the semi-synthetic one samples the model fitted to the
         first.
+    stop : {"each", "together"}
+        How the real-data networks of a split, which share its validation
+        split, choose their step: ``"each"`` at its own lowest validation
+        NLL, ``"together"`` at the lowest mean of their validation NLLs
+        (:class:`~scratchnet.experiments.selection.EarlyStop`): the choice
+        for small validation splits, where one network's curve can keep
+        falling while its test NLL rises.  The semi-synthetic networks each
+        have their own validation draws, and stop each.
+    max_epochs : int or None
+        The real-data networks' budget in passes over the training split as
+        well: ``min(steps, max_epochs`` epochs) (:func:`real_steps`); None:
+        ``steps`` alone.  6,000 steps are 3,000 epochs of iris's 90 training
+        rows, long enough for a network that classifies all 30 validation
+        rows right to keep lowering its validation NLL by sharpening while
+        its test NLL climbs above the constant prediction's.
 
     Examples
     --------
@@ -107,6 +123,8 @@ class DigitsSettings:
     eval_samples: int = 4000
     snapshots: int = 12
     splits: int = 1
+    stop: str = "each"
+    max_epochs: Optional[int] = None
 
     def __post_init__(self) -> None:
         """Refuse settings that cannot run, naming the field."""
@@ -117,6 +135,8 @@ class DigitsSettings:
         for name in ("hidden", "steps", "batch_size", "seeds", "eval_samples",
                      "snapshots", "splits"):
             check_positive_int(getattr(self, name), name)
+        if self.max_epochs is not None:
+            check_positive_int(self.max_epochs, "max_epochs")
         if self.dim is not None:
             check_positive_int(self.dim, "dim")
             if self.dim > 64:
@@ -127,6 +147,9 @@ class DigitsSettings:
                      high_inclusive=False)
         if self.shrinkage is not None:
             check_scalar(self.shrinkage, "shrinkage", low=0.0, high=1.0)
+        if self.stop not in STOPS:
+            raise ValueError(f"stop must be one of {', '.join(map(repr, STOPS))}; got "
+                             f"{self.stop!r}")
 
 
 class FittedModel(NamedTuple):
@@ -300,8 +323,41 @@ def semi_synthetic_unit(params: tuple, n: int, settings: DigitsSettings) -> dict
             "validation_samples": len(c_val[0])}
 
 
+def real_steps(n: int, settings: DigitsSettings) -> int:
+    """The real-data networks' budget: ``steps``, or ``max_epochs`` epochs if fewer.
+
+    Parameters
+    ----------
+    n : int
+        Training rows.
+    settings : DigitsSettings
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from scratchnet.experiments.digits import DigitsSettings, real_steps
+    >>> real_steps(90, DigitsSettings(max_epochs=200))     # 2 batches of 64 an epoch
+    400
+    >>> real_steps(90, DigitsSettings()), real_steps(1078, DigitsSettings(max_epochs=9))
+    (6000, 153)
+    """
+    if settings.max_epochs is None:
+        return settings.steps
+    epoch = -(-n // min(settings.batch_size, n))                 # batches an epoch
+    return min(settings.steps, settings.max_epochs * epoch)
+
+
 def real_unit(digits: Splits, settings: DigitsSettings, split: int = 0) -> dict:
     """Train ``seeds`` networks on a training split; early stopping on validation.
+
+    The networks share the validation split: each stops at its own lowest
+    validation NLL, or, with ``settings.stop == "together"``, all at the
+    step of their lowest mean validation NLL (one network's curve on a
+    hundred samples can keep falling while its test NLL climbs above the
+    constant prediction's).
 
     Parameters
     ----------
@@ -315,8 +371,8 @@ def real_unit(digits: Splits, settings: DigitsSettings, split: int = 0) -> dict:
     dict
         ``steps`` (T,); test ``nll``, ``ece``, ``accuracy`` (T, S) at the
         snapshots; ``validation_steps`` (V,) and ``validation_nll`` (V, S),
-        measured once an epoch; ``best_step`` (S,), the step of each
-        network's lowest validation NLL, whose parameters give
+        measured once an epoch; ``best_step`` (S,), the selected step of
+        each network (see ``settings.stop``), whose parameters give
         ``val_logits`` and ``test_logits`` (S, n, M); ``last_test_logits``,
         those of the last step.
 
@@ -335,9 +391,11 @@ def real_unit(digits: Splits, settings: DigitsSettings, split: int = 0) -> dict:
     # split 0's batches are those of the study before it had several splits
     ensemble, batches, optimizer = _ensemble(sizes, settings, data,
                                              (0,) if split == 0 else (0, split))
-    snaps, checks = _snapshot_steps(settings.steps, settings.snapshots), epoch_ends(
-        len(digits.train.c), settings.batch_size, settings.steps)
-    stop, nll, ece, accuracy = EarlyStop(ensemble), [], [], []
+    steps = real_steps(len(digits.train.c), settings)
+    snaps, checks = _snapshot_steps(steps, settings.snapshots), epoch_ends(
+        len(digits.train.c), settings.batch_size, steps)
+    stop, nll, ece, accuracy = EarlyStop(
+        ensemble, together=settings.stop == "together"), [], [], []
 
     def measure(step: int, ens: fast.Ensemble) -> None:
         if step in checks:
@@ -349,7 +407,7 @@ def real_unit(digits: Splits, settings: DigitsSettings, split: int = 0) -> dict:
             ece.append([expected_calibration_error(np.exp(lq), c) for lq in log_q])
             accuracy.append((log_q.argmax(axis=-1) == c).mean(axis=-1))
 
-    fast.train(ensemble, batches, steps=settings.steps, optimizer=optimizer,
+    fast.train(ensemble, batches, steps=steps, optimizer=optimizer,
                snapshot_steps=sorted(set(snaps) | checks), on_snapshot=measure)
     last_test = ensemble.forward(x)
     stop.restore()

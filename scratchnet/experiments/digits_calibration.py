@@ -21,7 +21,7 @@ from ..metrics import expected_calibration_error
 from ..softmax import log_softmax, softmax
 from ..temperature import choose_temperature
 
-__all__ = ["calibrate"]
+__all__ = ["calibrate", "calibration_notes"]
 
 
 def _scores(logits: np.ndarray, c: np.ndarray, temperature: float) -> dict:
@@ -37,15 +37,42 @@ def _choices(logits: Any, targets: np.ndarray) -> list:
     return [choose_temperature(z, targets) for z in logits]
 
 
-def _kept_note(what: str, choices: list) -> list:
-    """One line on the temperatures kept at 1, with the first reason; or none."""
+def calibration_notes(what: str, choices: list) -> list:
+    """One line on the temperatures kept at 1, counted by reason, with the first.
+
+    Parameters
+    ----------
+    what : str
+        Whose temperatures ("networks", "fitted model").
+    choices : list of TemperatureChoice
+        From :func:`scratchnet.temperature.choose_temperature`.
+
+    Returns
+    -------
+    list of str
+        One line, or none where every fit is applied.
+
+    Examples
+    --------
+    >>> from scratchnet.experiments.digits_calibration import calibration_notes
+    >>> from scratchnet.temperature import choose_temperature
+    >>> choice = choose_temperature([[2.0, 0.0]] * 4, [0, 0, 0, 1])
+    >>> note = calibration_notes("networks", [choice])[0]
+    >>> print(note)  # doctest: +NORMALIZE_WHITESPACE
+    networks: temperature kept at 1 for 1 of 1 (0 at a bound of the search, 1
+    within two standard errors of 1, 0 not confirmed by the validation split's
+    two halves); e.g. the 4 held-out samples cannot tell T = 1.82 from 1 (1/T =
+    0.55 +- 0.58)
+    """
     kept = [c.kept for c in choices if c.kept]
     if not kept:
         return []
     bound = sum(k.startswith("the fit ended at its bound") for k in kept)
+    halves = sum(k.startswith("fitted on either half") for k in kept)
     return [f"{what}: temperature kept at 1 for {len(kept)} of {len(choices)} "
-            f"({bound} at a bound of the search, {len(kept) - bound} not told apart "
-            f"from 1 by the validation split); e.g. {kept[0]}"]
+            f"({bound} at a bound of the search, {len(kept) - bound - halves} within "
+            f"two standard errors of 1, {halves} not confirmed by the validation "
+            f"split's two halves); e.g. {kept[0]}"]
 
 
 def calibrate(units: list, splits: list, fitted: list) -> dict:
@@ -121,8 +148,8 @@ def calibrate(units: list, splits: list, fitted: list) -> dict:
     real["generative_temperature"] = np.array([ch.temperature for ch in gen_choices])
     real["generative_fitted"] = np.array([ch.fitted for ch in gen_choices])
     real["generative_kept"] = [ch.kept for ch in gen_choices]
-    real["temperature_notes"] = (_kept_note("networks", net_choices)
-                                 + _kept_note("fitted model", gen_choices))
+    real["temperature_notes"] = (calibration_notes("networks", net_choices)
+                                 + calibration_notes("fitted model", gen_choices))
     first, split = units[0], splits[0]
     gen = fitted[0].log_posterior(split.test.x)
     t_net, t_gen = real["temperatures"][0], real["generative_temperature"][0]

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..metrics import expected_calibration_error
 from .cli import OneLineParser, non_negative, out_dir, positive
-from .digits import DigitsResult, DigitsSettings, run_digits
+from .digits import STOPS, DigitsResult, DigitsSettings, run_digits
 from .pool import cpu_count
 from .real import BUNDLED, REAL_SETTINGS, SCALINGS, run_real
 from .selection import describe_shrinkage
@@ -31,6 +31,10 @@ __all__ = ["build_parser", "digits_table", "main", "real_main", "write_digits"]
 
 #: each command's settings: its options' defaults, and the rest of its study
 _DEFAULTS = {"digits": DigitsSettings(), "real": REAL_SETTINGS}
+_SELECTED = {"each": "the step of its lowest validation NLL (early stopping)",
+             "together": "the step where the mean validation NLL of its split's "
+                         "networks is lowest (early stopping, the split's networks "
+                         "together)"}
 
 
 def _spread(values: Any, digits: int = 4) -> str:
@@ -44,6 +48,13 @@ def _spread(values: Any, digits: int = 4) -> str:
 def _range(first: int, count: int) -> str:
     """"seed 3" or "seeds 0..4"."""
     return f"{first}" if count == 1 else f"{first}..{first + count - 1}"
+
+
+def _budget(s: DigitsSettings, last: int) -> str:
+    """In words: "6,000 steps", or "400 steps (200 epochs; at most 6,000)"."""
+    if last == s.steps:
+        return f"{last:,} steps"
+    return f"{last:,} steps ({s.max_epochs} epochs; at most {s.steps:,})"
 
 
 def _synthetic_lines(result: DigitsResult) -> list:
@@ -121,6 +132,7 @@ def digits_table(result: DigitsResult) -> str:
     m, splits = task.num_classes, len(result.fitted_all)
     lines = _synthetic_lines(result) if result.synthetic else []
     scores, networks = real["scores"], len(real["best_step"])
+    last = int(real["steps"][-1])
     what = "images" if name == "digits" else "samples"
     lines += ["", f"Real {name}: {splits} stratified 60/20/20 split(s) (split seeds "
               f"{_range(0, splits)}), {s.seeds} network(s) on each (seeds "
@@ -128,18 +140,17 @@ def digits_table(result: DigitsResult) -> str:
               f"(the fitted model and the constant: over the {splits} split(s)); "
               f"test split {real['test_size']} {what}, validation split "
               f"{real['validation_size']}.  Networks {inputs}-{s.hidden}-{s.hidden}-"
-              f"{m}, Adam lr {s.lr:g}, batch {s.batch_size}, {s.steps:,} steps, "
+              f"{m}, Adam lr {s.lr:g}, batch {s.batch_size}, {_budget(s, last)}, "
               "measured on the validation split once an epoch; each is reported at "
-              "its last step and at the step of its lowest validation NLL (early "
-              "stopping).  T is fitted on the validation split and applied only "
-              "where it is inside the search bounds and the split tells it from 1 "
-              "(two standard errors).", "",
+              f"its last step and at {_SELECTED[s.stop]}.  T is fitted on the "
+              "validation split and applied only where it is inside the search "
+              "bounds and the split tells it from 1 (two standard errors).", "",
               "| model | step | T | test NLL (nats) | ECE | accuracy |",
               "|---|---|---|---|---|---|"]
     net_t = _temperature_cell(real["temperatures"], real["kept"])
     gen_t = _temperature_cell(real["generative_temperature"], real["generative_kept"])
     rows = [("constant", "constant (training class frequencies)", "-", "-"),
-            ("network, last step", "network, last step", f"{s.steps:,}", "1"),
+            ("network, last step", "network, last step", f"{last:,}", "1"),
             ("network", "network, selected step", _spread(real["best_step"], 0), "1"),
             ("network, T", "network, selected step, temperature T",
              _spread(real["best_step"], 0), net_t),
@@ -380,6 +391,16 @@ def build_parser(command: str = "digits") -> argparse.ArgumentParser:
     parser.add_argument("--shrinkage", type=_fraction, default=None,
                         help="covariance shrinkage in [0, 1] (default: chosen on "
                         "the validation split)")
+    if command == "real":
+        parser.add_argument("--max-epochs", type=positive, default=d.max_epochs,
+                            help="the real-data networks train at most this many "
+                            "passes over the training split, if fewer than --steps "
+                            f"(default: {d.max_epochs})")
+    parser.add_argument("--stop", choices=STOPS, default=d.stop,
+                        help="the real-data networks of a split stop at their own "
+                        "lowest validation NLL (each) or together, at the lowest "
+                        "mean of the split's networks (safer on a small validation "
+                        f"split; default: {d.stop})")
     parser.add_argument("--hidden", type=positive, default=d.hidden,
                         help=f"width of the two hidden layers (default: {d.hidden})")
     parser.add_argument("--jobs", type=positive, default=None,
@@ -447,7 +468,8 @@ def main(argv: Optional[Sequence[str]] = None, command: str = "digits") -> int:
         settings = replace(_DEFAULTS[command], sizes=args.sizes, steps=args.steps,
                            seeds=args.seeds, seed=args.seed, dim=args.dim,
                            shrinkage=args.shrinkage, hidden=args.hidden,
-                           splits=args.splits)
+                           splits=args.splits, stop=args.stop,
+                           max_epochs=getattr(args, "max_epochs", None))
     except ValueError as exc:          # --dim above 64
         parser.error(f"--{str(exc).split()[0]}: {exc}")
 
