@@ -54,6 +54,8 @@ def _prose(path: Path) -> str:
 
 def test_the_docs_and_docstrings_call_scratchnet_fast_the_fast_path():
     files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+             *sorted((ROOT / "docs" / "notebook-twins").glob("*.md")),
+             *sorted((ROOT / "notebooks").glob("*.ipynb")),
              *sorted((ROOT / "docs" / "api").glob("*.rst")),
              *sorted((ROOT / "scratchnet").rglob("*.py"))]
     said = {str(f.relative_to(ROOT)): n for f in files
