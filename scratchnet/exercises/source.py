@@ -1,17 +1,21 @@
 """One function of a hand-out as text: signature, the student's docstring, stub or body.
 
 A hand-out is written from a *reference*: for a catalogue exercise (and the
-code given beside it) the function of the answer key
-(:mod:`~scratchnet.exercises.key_scores`, :mod:`~scratchnet.exercises.key_models`),
-which is the chapter's formula written for the exercise; for any other
+code given beside it) the reference solution
+(:mod:`~scratchnet.exercises.reference_scores`,
+:mod:`~scratchnet.exercises.reference_models`): the student's docstring
+written for the exercise, and as body the chapter's own (derived by
+:mod:`~scratchnet.exercises.derive` with :func:`plain_body`); for any other
 chapter function, the chapter's own source, read with ``inspect`` and
 ``ast`` and made plain: the arguments the exercise does not cover leave
 the signature (the body starts by setting them to their defaults), the
 docstring is cut down to the covered arguments
 (:func:`~scratchnet.exercises.docstrings.exercise_docstring`), and the
 argument checks go, a call such as ``x = as_float_array(x, "x")`` becoming
-``x = np.asarray(x)``: the hand-out imports no private name of scratchnet, and
-the chapter's private helpers that remain are written out beside it.
+``x = np.asarray(x)`` (a check that also converts becomes its plain NumPy,
+:data:`PLAIN_EQUIVALENTS`): the hand-out imports no private name of
+scratchnet, and the chapter's private helpers that remain are written out
+beside it.
 
 The stub says as much as the instructor chooses (``stub_hints``): nothing
 (``"none"``), what to compute (``"pointer"``, the default), or the formula
@@ -41,7 +45,7 @@ POINTERS = {**reference_scores.POINTERS, **reference_models.POINTERS}
 
 
 def reference(name: str, chapter: types.ModuleType) -> Tuple[Any, bool]:
-    """The object a hand-out writes ``name`` from, and whether it is the answer key's.
+    """The object a hand-out writes ``name`` from, and whether it is a reference's.
 
     Parameters
     ----------
@@ -406,7 +410,7 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
     covers : sequence of str or None
         The arguments the exercise takes (None: all).
     keyed : bool
-        The answer key's function (its body is kept as written).
+        A reference solution (its body is kept as written).
     namespace : dict
         The names the reference's module defines (to recognise its checks).
     indent : str
@@ -416,7 +420,7 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
     -------
     (str, list of str)
         The text, and the names it reads that something must define (the
-        body's, and its examples'; for a stub, ``"?name"``: the answer key's
+        body's, and its examples'; for a stub, ``"?name"``: the reference's
         names, imported only from the package itself).
 
     Examples
