@@ -24,7 +24,7 @@ fast path               replaces                         pinned by (test_fast.py
                         one (a member axis, bias rows)
 ``fast.Adam``           ``sn.Adam`` itself, its update   ``test_fast_adam_*``
                         on the whole flat vector
-                        (``Optimizer.step``); a fast-path
+                        (``Optimizer.step``); its own
                         copy into scratch memory saved
                         2-4% of a step (3 µs of 70 at
                         S = 1, 15 of 600 at S = 18):
