@@ -306,7 +306,7 @@ class Adam(Optimizer):
         return {"exp_avg": np.zeros_like(param), "exp_avg_sq": np.zeros_like(param)}
 
     def step_number(self) -> int:
-        """The :math:`t` of the current update (``steps``, counted by :meth:`step`).
+        """The :math:`t` of the current update (``steps``, counted by ``step``).
 
         Returns
         -------
