@@ -52,7 +52,7 @@ is the posterior is ``docs/derivation.md``.
 ``estimators``       GaussianClassifier and NetworkClassifier: scikit-learn's
                      conventions around the chapters (imported on first use:
                      it needs scikit-learn)
-``fast``             the engine: the same mathematics on flat vectors and
+``fast``             the fast path: the same mathematics on flat vectors and
                      reused buffers, and an ensemble of seeds; pinned by tests
 ``plotting``         the figures (imported on first use: it needs matplotlib)
 ``experiments``      the reproduction, shared by the CLI and the notebooks
@@ -98,6 +98,7 @@ from . import (
     two_gaussians,
     units,
 )
+from .exceptions import ScratchnetWarning
 from .gaussian import GaussianClasses
 from .gradcheck import gradient_check, numerical_gradient
 from .history import History
@@ -125,7 +126,6 @@ from .softmax import (
     sigmoid,
     softmax,
 )
-from .temperature import ScratchnetWarning
 from .train import train, train_step
 from .two_gaussians import two_gaussian_posterior
 from .units import bits_to_nats, nats_to_bits

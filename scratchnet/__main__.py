@@ -3,8 +3,8 @@ r"""Command line: ``python -m scratchnet`` (or ``scratchnet``) reproduces the st
 It trains networks on each task with each recipe (by default the three tasks
 of :mod:`scratchnet.tasks`, ``separated``, ``unequal-variance`` and
 ``sparse-tail``, with the ``original`` and ``covering`` recipes of
-:mod:`scratchnet.experiments`), ``--seeds`` of them at once on the ensemble
-engine, in parallel worker processes, and writes to ``--out``:
+:mod:`scratchnet.experiments`), ``--seeds`` of them at once on the fast path's
+ensemble, in parallel worker processes, and writes to ``--out``:
 
 * ``posterior_<task>_<recipe>.<format>``: the Bayes posterior
   :math:`P(c \mid x)` (solid), the networks' :math:`q(c \mid x)` at a few
@@ -178,7 +178,7 @@ def _units(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int
 
 def _run_all(pairs: list[tuple[str, str]], args: argparse.Namespace, jobs: int,
              say: Callable[[str], None]) -> list[experiments.ExperimentResult]:
-    """Train every member on the ensemble engine in worker processes; here,
+    """Train every member on the fast path's ensemble in worker processes; here,
     draw each (task, recipe)'s figure as soon as all its seeds are trained
     (while other ensembles still train); report as they end and return every
     seed's result, pair by pair.  Only this process imports matplotlib."""

@@ -28,8 +28,8 @@ import numpy as np
 
 from ._mixture import check_definite, class_scatter, class_sums
 from ._validation import check_choice, check_scalar
+from .exceptions import ScratchnetWarning
 from .fitting import GaussianParameters, fit_gaussian_classes
-from .temperature import ScratchnetWarning
 
 __all__ = [
     "TIED_SINGULAR",

@@ -1,5 +1,5 @@
 """Checks of a network's shape and floating type, shared by the chapter's MLP and
-the engine's (the argument checks every other module shares are in
+the fast path's (the argument checks every other module shares are in
 ``_validation``)."""
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ def check_float_dtype(dtype: Any) -> np.dtype:
 def check_inputs(x: Any, in_features: int, dtype: np.dtype) -> np.ndarray:
     """A network's inputs as ``dtype``, shape (N, d_0); (N,) is accepted when d_0 = 1.
 
-    Shared by the chapters' ``MLP.forward`` and ``TwoLayerMLP.forward`` and the
-    engine's ``fast.MLP`` (and the homework kit's answer key, which copies them).
+    Shared by the chapters' ``MLP.forward`` and ``TwoLayerMLP.forward`` and the fast
+    path's ``fast.MLP`` (and the homework kit's reference solutions, derived from them).
     """
     x = as_float_array(x, "x", allow_inf=False).astype(dtype, copy=False)
     d = in_features
@@ -57,7 +57,7 @@ def check_inputs(x: Any, in_features: int, dtype: np.dtype) -> np.ndarray:
 def check_dlogits(dlogits: Any, logits_shape: Any, dtype: np.dtype) -> np.ndarray:
     """``dlogits`` as ``dtype``, of the last forward's logits' shape (None: no forward).
 
-    Shared by the chapters' ``backward`` methods and the engine's.
+    Shared by the chapters' ``backward`` methods and the fast path's.
     """
     if logits_shape is None:
         raise RuntimeError("backward() needs the cache of a forward() pass; "

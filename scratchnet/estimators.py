@@ -47,6 +47,7 @@ from ._estimator_parts import (
 )
 from ._validation import check_choice, check_positive_int, check_scalar
 from .datasets import INSTALL_HINT, stratified_split
+from .exceptions import ScratchnetWarning
 from .fast.gaussian import chunked_log_posterior
 from .fast.mlp import MLP
 from .gaussian import GaussianClasses
@@ -54,7 +55,7 @@ from .metrics import ece_scorer as ece_scorer  # for GridSearchCV, beside the mo
 from .metrics import nll_scorer as nll_scorer
 from .optim import SGD, Adam
 from .softmax import log_softmax
-from .temperature import ScratchnetWarning, choose_temperature
+from .temperature import choose_temperature
 from .train import train
 
 try:

@@ -51,7 +51,7 @@ from ._loss_common import (
     reduction_scale,
     safe_multiply,
 )
-from ._loss_layout import (
+from ._torch_layouts import (
     IGNORE_INDEX,
     CrossEntropyInputs,
     as_cross_entropy_inputs,
@@ -260,7 +260,7 @@ def cross_entropy(logits: Any, targets: Any, *, weight: Any = None,
     largest float (about 1.8e308) below its row's maximum has log-probability
     ``-inf``, so under label smoothing, where every class has a share of the
     target, the loss is ``inf`` (the exact value may be finite).  The fused,
-    in-place loss and gradient for training are the engine's
+    in-place loss and gradient for training are the fast path's
     :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`.
 
     Examples
@@ -353,7 +353,7 @@ def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
     r""":func:`cross_entropy` and :func:`cross_entropy_grad` from one softmax.
 
     As the training step needs them, bit-for-bit the two functions' values.  The
-    fused version, one check and one ``exp`` in place, is the engine's
+    fused version, one check and one ``exp`` in place, is the fast path's
     :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`, pinned to these.
 
     Parameters

@@ -39,8 +39,8 @@ also refuse NaN input with a ``ValueError`` naming the argument (``x``,
 ``W``, ``b``): a NaN is never a valid input, while infinities are extreme but
 valid (:math:`\max(\infty, 0) = \infty`, :math:`\tanh(\infty) = 1`) and pass.
 The backward passes check shapes only: a NaN in ``dout`` propagates to the
-gradients, where the optimizer reports it.  The
-engine in :mod:`scratchnet.fast` runs the same arithmetic into preallocated
+gradients, where the optimizer reports it.  The fast
+path in :mod:`scratchnet.fast` runs the same arithmetic into preallocated
 buffers; ``tests/test_fast.py`` pins it to these functions.
 """
 

@@ -33,7 +33,7 @@ label smoothing, ``reduction``, probability targets, the (M,) and
 (N, M, d1, ...) layouts) live in :mod:`scratchnet.functional`, under the same
 names and with ``torch.nn.functional``'s signatures; given one, a function
 here raises a ``TypeError`` that says so.  The fused, in-place loss and
-gradient that training uses for speed are the engine's
+gradient that training uses for speed are the fast path's
 (:mod:`scratchnet.fast.kernels`), pinned to these functions by
 ``tests/test_fast.py``.
 
@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from ._loss_common import Loss, check_binary_targets, safe_multiply
-from ._loss_layout import check_class_scores
+from ._torch_layouts import check_class_scores
 from .softmax import log_sigmoid, log_softmax, one_hot, sigmoid, softmax
 
 __all__ = [
@@ -215,7 +215,7 @@ def cross_entropy_and_grad(logits: Any, targets: Any,
 
     The two calls, each with its own check and its own softmax (after a
     first check that names this function if an option is given).  The fused
-    version, one check and one ``exp`` in place, is the engine's
+    version, one check and one ``exp`` in place, is the fast path's
     :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`, pinned
     to these.
 

@@ -19,7 +19,7 @@ functions in reverse order, and ``loss_and_grads`` puts a loss
 
 ``params`` is a plain dict of arrays, updated in place by an optimiser; rebinding
 an entry (``model.params["W1"] = new_W1``) works too, as every pass reads the
-dict.  ``backward`` returns new arrays.  The engine :class:`scratchnet.fast.MLP`
+dict.  ``backward`` returns new arrays.  The fast path :class:`scratchnet.fast.MLP`
 computes the same faster; ``tests/test_fast.py`` pins the two.
 """
 

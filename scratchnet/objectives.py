@@ -55,7 +55,7 @@ from typing import Any, Tuple
 
 import numpy as np
 
-from ._loss_layout import as_target_column
+from ._torch_layouts import as_target_column
 from ._validation import check_positive_int
 from .functional import (
     binary_cross_entropy_with_logits,

@@ -89,7 +89,7 @@ class Optimizer:
 
     ``step`` calls ``update`` once per parameter array.  Rules that are
     elementwise (all of these) give the same numbers whether the arrays are
-    updated one by one or all at once as one flat vector: the engine's
+    updated one by one or all at once as one flat vector: the fast path's
     models (:mod:`scratchnet.fast`) hold their parameters and gradients in
     containers with ``.flat`` (one vector), ``.layout`` (the names and
     shapes) and ``.unflatten(vector)`` (per-name views of a vector), and
@@ -121,7 +121,7 @@ class Optimizer:
         self.params, self.lr, self.steps = params, lr, 0
         self.state: Dict[str, Dict[str, np.ndarray]] = {
             name: self.init_state(p) for name, p in params.items()}
-        # The engine (scratchnet.fast) keeps every parameter in one vector,
+        # The fast path (scratchnet.fast) keeps every parameter in one vector,
         # params.flat; the state is then whole vectors too, seen per name.
         self._flat_state = None
         if getattr(params, "flat", None) is not None:
@@ -197,8 +197,8 @@ class Optimizer:
             (e.g. from ``model.loss_and_grads``).
         check_finite : bool, default True
             Raise FloatingPointError, before any array changes, if a gradient
-            is not finite.  A training loop that has just checked them (the
-            engine's, :func:`scratchnet.fast.train`) passes False.
+            is not finite.  A training loop that has just checked them (the fast
+            path's, :func:`scratchnet.fast.train`) passes False.
 
         Returns
         -------
@@ -219,7 +219,7 @@ class Optimizer:
             if check_finite and not np.isfinite(grads.flat).all():  # the whole vector
                 for name in self.params:
                     check_finite_gradient(grads[name], name)
-            self.steps += 1  # the same rule, once on the engine's whole vectors
+            self.steps += 1  # the same rule, once on the fast path's whole vectors
             self.update(self.params.flat, grads.flat, self._flat_state)
             return
         pairs = [(name, self._grad(grads, name)) for name in self.params]

@@ -141,7 +141,7 @@ def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     :math:`-4.12 \cdot 10^{-9}`).  A slice of only ``-inf`` and any ``+inf``
     or NaN are rejected with ``ValueError``; an axis of length 0 gives an
     empty array.  :func:`scratchnet.fast.log_softmax` is this function,
-    under the engine's old name.
+    under its old fast-path name.
 
     Examples
     --------

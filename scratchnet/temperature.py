@@ -44,37 +44,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._validation import as_class_indices, as_float_array, check_scalar
+from .exceptions import ScratchnetWarning  # its home before; importable from here
 from .losses import nll_loss
 from .softmax import log_softmax, softmax
 
-__all__ = ["ScratchnetWarning", "TemperatureChoice", "choose_temperature",
-           "fit_temperature", "temperature_nll", "temperature_scale"]
-
-
-class ScratchnetWarning(UserWarning):
-    """A result that is what was asked for but perhaps not what was meant.
-
-    scratchnet warns with this class, and the message says why (for example
-    a fitted temperature that stopped at a bound of its search interval), so
-    that ``warnings.filterwarnings("error", category=ScratchnetWarning)``
-    or ``pytest.warns(ScratchnetWarning)`` can single them out.
-
-    Attributes
-    ----------
-    args : tuple
-        The message, as for any warning.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> import scratchnet as sn
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     sn.temperature.fit_temperature([[5.0, 0.0], [0.0, 5.0]], [0, 1])
-    0.01
-    >>> issubclass(caught[0].category, sn.ScratchnetWarning)
-    True
-    """
+__all__ = ["TemperatureChoice", "choose_temperature", "fit_temperature",
+           "temperature_nll", "temperature_scale"]
 
 
 def _logits(logits: Any) -> np.ndarray:

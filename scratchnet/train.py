@@ -248,7 +248,7 @@ def train(
     ----------
     model : MLP or any model
         Anything with ``.params``, ``.loss_and_grads(x, targets)`` and
-        ``.predict_proba(x)``: :class:`scratchnet.MLP`, the engine's
+        ``.predict_proba(x)``: :class:`scratchnet.MLP`, the fast path's
         :class:`scratchnet.fast.MLP`, or a model of your own (its
         ``loss_and_grads`` is what trains it).
     data : task, (x, c) or callable

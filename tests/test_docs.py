@@ -238,7 +238,7 @@ def test_every_module_has_an_api_page_in_the_toctree():
         assert f".. automodule:: scratchnet.{name}\n   :members:" in page
 
 
-@pytest.mark.parametrize("page", ["index", "derivation", "engine"])
+@pytest.mark.parametrize("page", ["index", "derivation", "fast_path"])
 def test_the_pages_examples_print_what_they_show(page):
     """The ``>>>`` examples of a page, run as doctests, block after block.
 

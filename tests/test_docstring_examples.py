@@ -10,7 +10,7 @@ themselves (an import, an assignment), as in a fresh interpreter.  (Other
 names a module's own examples call, its functions, come from the module's
 namespace, which doctest gives them as Python's ``doctest`` does.)
 
-The answer key's modules (``exercises.key_scores``, ``exercises.key_models``)
+The answer key's modules (``exercises.reference_scores``, ``exercises.reference_models``)
 are left out: their examples are a hand-out's, run inside the student's module,
 where the function they call is defined and ``np`` imported.
 """
@@ -26,7 +26,8 @@ import pytest
 
 import scratchnet
 
-HANDOUT_EXAMPLES = {"scratchnet.exercises.key_scores", "scratchnet.exercises.key_models"}
+HANDOUT_EXAMPLES = {"scratchnet.exercises.reference_scores",
+                    "scratchnet.exercises.reference_models"}
 
 
 def _modules() -> list:

@@ -27,7 +27,7 @@ from scratchnet.exercises import check, course, sandbox
 from scratchnet.exercises.assignment import write_assignment
 
 ROOT = Path(__file__).resolve().parents[1]
-KEY = ROOT / "scratchnet" / "exercises" / "key_scores.py"
+KEY = ROOT / "scratchnet" / "exercises" / "reference_scores.py"
 EXERCISES = Path(sandbox.__file__).parent
 
 #: A submission that returns zeros: what an attack must not beat.
@@ -237,10 +237,10 @@ REACH = {
     "softmax": """
         import sys
         import numpy as np
-        from scratchnet.exercises import key_scores as _key_at_import  # module level
+        from scratchnet.exercises import reference_scores as _key_at_import  # module level
 
         def softmax(x):     # sys.modules directly
-            return sys.modules["scratchnet.exercises.key_scores"].softmax(x)
+            return sys.modules["scratchnet.exercises.reference_scores"].softmax(x)
 
         def log_softmax(x):   # through NumPy's own modules
             return np._core.arrayprint.sys.modules["scratchnet.softmax"].log_softmax(x)
@@ -261,7 +261,7 @@ REACH = {
             ns = {{}}
             for path in [{str(KEY)!r},
                          "/usr/local/lib/python3.11/site-packages/scratchnet/"
-                         "exercises/key_scores.py"]:
+                         "exercises/reference_scores.py"]:
                 try:
                     exec(open(path).read(), ns)
                 except OSError:

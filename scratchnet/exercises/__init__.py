@@ -2,7 +2,7 @@
 
 scratchnet's chapters are the reference answers; this package turns them
 into homework.  ``make`` writes a student edition generated from the
-answer key and the chapters' source (signatures and docstrings kept, bodies
+reference solutions and the chapters' source (signatures and docstrings kept, bodies
 to write), as a package or a notebook, and, with ``--assignment``, the
 instructor's assignment beside it; ``check`` grades exactly what the
 assignment lists.  The grader decides and the student's code only answers:
@@ -37,13 +37,13 @@ student's own pytest file.  The same from the command line:
 ``sides``          the student's side as a check sees it
 ``layout``         generated code in PEP 8 form: signatures, import blocks
 ``docstrings``     the student's docstring, cut down to the covered arguments
-``key_scores``     the answer key of the scores: each chapter's formula in
-                   plain NumPy, what a hand-out is written from
-``key_models``     the answer key of Bayes' rule, the layers, the network,
-                   the optimisers and training
+``reference_*``    the reference solutions (``_scores``, ``_models``; before,
+                   ``key_*``): each chapter's code in plain NumPy, what a
+                   hand-out is written from
+``derive``         writes the reference solutions' bodies from the chapters
 ``own``            an instructor's own exercises: ``@exercise``, no fork
 ``source``         one function of a hand-out: signature, docstring, stub or
-                   body, from the answer key or the chapter's source
+                   body, from a reference solution or the chapter's source
 ``notebook``       the hand-out as a notebook; a notebook read as a package
 ``handout``        ``make``: the student edition (or the key), package or
                    notebook

@@ -29,8 +29,10 @@ __all__ = ["carried", "reference_source"]
 def reference_source(name: str) -> Optional[str]:
     """The reference of ``name`` as plain NumPy source, or None where there is none.
 
-    The one accessor of the reference source: the answer key's function (or
-    an instructor's reference), dedented, without decorators.
+    The one accessor of the reference source: the reference module's function
+    (its body derived from the chapter, :mod:`~scratchnet.exercises.derive`,
+    or an instructor's reference), dedented, without decorators, followed by
+    the private helpers it calls (``_max_and_log_sum`` for ``logsumexp``).
 
     Parameters
     ----------
@@ -45,6 +47,9 @@ def reference_source(name: str) -> Optional[str]:
     --------
     >>> print(reference_source("relu_forward").splitlines()[0])
     def relu_forward(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    >>> [line.split("(")[0] for line in reference_source("logsumexp").splitlines()
+    ...  if line.startswith("def ")]
+    ['def logsumexp', 'def _max_and_log_sum']
     >>> reference_source("np") is None
     True
     """
@@ -54,10 +59,16 @@ def reference_source(name: str) -> Optional[str]:
         return None
     if not keyed or not inspect.isfunction(obj):
         return None
-    tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
-    node = tree.body[0]
-    node.decorator_list = []
-    return ast.unparse(node) + "\n"
+    namespace, sources, todo = vars(inspect.getmodule(obj)), {}, [obj]
+    while todo:   # the function, then the private helpers it calls, once each
+        func = todo.pop(0)
+        node = ast.parse(textwrap.dedent(inspect.getsource(func))).body[0]
+        node.decorator_list = []
+        sources[func.__name__] = ast.unparse(node) + "\n"
+        todo += [namespace[n] for n in sorted(_names(sources[func.__name__]))
+                 if n.startswith("_") and n not in sources
+                 and inspect.isfunction(namespace.get(n))]
+    return "\n".join(sources.values())
 
 
 def _names(source: str) -> Iterable[str]:

@@ -242,6 +242,25 @@ class SGD(Optimizer):
         self.momentum, self.weight_decay = momentum, weight_decay
         super().__init__(params, lr)
 
+    def init_state(self, param: np.ndarray) -> Dict[str, np.ndarray]:
+        """The momentum buffer, zeros like ``param``, if there is momentum.
+
+        Parameters
+        ----------
+        param : ndarray
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> SGD({"w": np.zeros(1)}, lr=1.0, momentum=0.9).state
+        {'w': {'momentum_buffer': array([0.])}}
+        """
+        return {"momentum_buffer": np.zeros_like(param)} if self.momentum else {}
+
 
 class Adam(Optimizer):
     """Adam's scaffolding: its options and its two moment buffers per parameter.
@@ -285,3 +304,20 @@ class Adam(Optimizer):
         array([0., 0.])
         """
         return {"exp_avg": np.zeros_like(param), "exp_avg_sq": np.zeros_like(param)}
+
+    def step_number(self) -> int:
+        """The :math:`t` of the current update (``steps``, counted by ``step``).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> opt = Adam({"w": np.zeros(1)})
+        >>> opt.steps = 3
+        >>> opt.step_number()
+        3
+        """
+        return int(self.steps)

@@ -148,7 +148,7 @@ def _import_or_helper(name: str, value: Any, reader: str) -> Tuple[str, Any]:
         alias = "" if value.__name__ == name else f" as {name}"
         return f"import {value.__name__}{alias}", None
     origin = getattr(value, "__module__", None) or ""
-    if origin.startswith("scratchnet.exercises.key"):
+    if origin.startswith("scratchnet.exercises.reference") and not name.startswith("_"):
         return f"from {_public_home(name)} import {name}", None
     private = origin.startswith("scratchnet") and (
         any(p.startswith("_") for p in origin.split(".")) or name.startswith("_"))
@@ -221,8 +221,10 @@ def _given(exercises: Sequence[Exercise]) -> List[str]:
         space = vars(inspect.getmodule(obj))
         for n in names:
             value = space.get(n)
-            if getattr(value, "__module__", "").startswith("scratchnet.exercises.key") \
-                    and inspect.isfunction(value) and n not in given:
+            origin = getattr(value, "__module__", "")
+            if origin.startswith("scratchnet.exercises.reference") and \
+                    not n.startswith("_") and inspect.isfunction(value) and \
+                    n not in given:
                 given.append(n)
                 todo.append(n)
     return given

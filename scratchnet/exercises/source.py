@@ -1,17 +1,21 @@
 """One function of a hand-out as text: signature, the student's docstring, stub or body.
 
 A hand-out is written from a *reference*: for a catalogue exercise (and the
-code given beside it) the function of the answer key
-(:mod:`~scratchnet.exercises.key_scores`, :mod:`~scratchnet.exercises.key_models`),
-which is the chapter's formula written for the exercise; for any other
+code given beside it) the reference solution
+(:mod:`~scratchnet.exercises.reference_scores`,
+:mod:`~scratchnet.exercises.reference_models`): the student's docstring
+written for the exercise, and as body the chapter's own (derived by
+:mod:`~scratchnet.exercises.derive` with :func:`plain_body`); for any other
 chapter function, the chapter's own source, read with ``inspect`` and
 ``ast`` and made plain: the arguments the exercise does not cover leave
 the signature (the body starts by setting them to their defaults), the
 docstring is cut down to the covered arguments
 (:func:`~scratchnet.exercises.docstrings.exercise_docstring`), and the
 argument checks go, a call such as ``x = as_float_array(x, "x")`` becoming
-``x = np.asarray(x)``: the hand-out imports no private name of scratchnet, and
-the chapter's private helpers that remain are written out beside it.
+``x = np.asarray(x)`` (a check that also converts becomes its plain NumPy,
+:data:`PLAIN_EQUIVALENTS`): the hand-out imports no private name of
+scratchnet, and the chapter's private helpers that remain are written out
+beside it.
 
 The stub says as much as the instructor chooses (``stub_hints``): nothing
 (``"none"``), what to compute (``"pointer"``, the default), or the formula
@@ -25,23 +29,23 @@ import importlib
 import inspect
 import textwrap
 import types
-from typing import Any, ClassVar, Dict, Sequence, Tuple
+from typing import Any, ClassVar, Dict, List, Sequence, Tuple
 
-from . import key_models, key_scores
+from . import reference_models, reference_scores
 from .docstrings import example_names, exercise_docstring, free_names
 from .layout import signature
 from .own import REGISTRY
 
-__all__ = ["STUB_HINTS", "chapter_module", "covered_arguments", "free_names",
-           "function_text", "is_validator", "reference", "stub_line",
-           "stub_message"]
+__all__ = ["PLAIN_EQUIVALENTS", "STUB_HINTS", "chapter_module", "covered_arguments",
+           "free_names", "function_text", "is_validator", "plain_body",
+           "plain_statements", "reference", "stub_line", "stub_message"]
 
 STUB_HINTS = ("none", "pointer", "formula")
-POINTERS = {**key_scores.POINTERS, **key_models.POINTERS}
+POINTERS = {**reference_scores.POINTERS, **reference_models.POINTERS}
 
 
 def reference(name: str, chapter: types.ModuleType) -> Tuple[Any, bool]:
-    """The object a hand-out writes ``name`` from, and whether it is the answer key's.
+    """The object a hand-out writes ``name`` from, and whether it is a reference's.
 
     Parameters
     ----------
@@ -59,14 +63,14 @@ def reference(name: str, chapter: types.ModuleType) -> Tuple[Any, bool]:
     >>> from scratchnet import layers
     >>> obj, keyed = reference("linear_backward", layers)
     >>> obj.__module__, keyed
-    ('scratchnet.exercises.key_models', True)
+    ('scratchnet.exercises.reference_models', True)
     >>> reference("log_sigmoid", chapter_module("softmax"))[1]
     False
     """
     if name in REGISTRY:   # an instructor's exercise: its reference is the key
         return REGISTRY[name].reference, True
     owner_name, _, method = name.rpartition(".")
-    for key in (key_scores, key_models):
+    for key in (reference_scores, reference_models):
         owner = getattr(key, owner_name, None) if owner_name else key
         found = inspect.getattr_static(owner, method, None) if owner else None
         if inspect.isfunction(found) and found.__module__ == key.__name__:
@@ -146,9 +150,10 @@ def covered_arguments(args: ast.arguments, covers: Sequence[str]) -> tuple:
 def is_validator(value: Any) -> bool:
     """Whether a library function only checks (or converts) its first argument.
 
-    The functions of ``scratchnet._validation`` and every ``check_*`` function
-    of a private module: in a hand-out a call to one becomes its first
-    argument, as an array, and a statement that is only such a call goes.
+    The functions of ``scratchnet._validation``, every ``check_*`` function
+    of a private module and every ``_check_*`` function of a chapter: in a
+    hand-out a call to one becomes its first argument, as an array, and a
+    statement that is only such a call goes.
 
     Parameters
     ----------
@@ -166,21 +171,64 @@ def is_validator(value: Any) -> bool:
     """
     module = getattr(value, "__module__", "") or ""
     name = getattr(value, "__name__", "")
-    private = module.startswith("scratchnet.") and \
-        module.rsplit(".", 1)[-1].startswith("_")
+    private = module.startswith("scratchnet.") and (
+        module.rsplit(".", 1)[-1].startswith("_") or name.startswith("_"))
     return inspect.isfunction(value) and private and (
         module == "scratchnet._validation" or name.lstrip("_").startswith("check"))
 
 
+#: What a chapter function that does more than check does to its arguments, in
+#: plain NumPy (``{0}``, ``{1}``, ... its arguments): the hand-outs and the
+#: reference modules (:mod:`~scratchnet.exercises.derive`) write this in its place.
+PLAIN_EQUIVALENTS = {
+    "scratchnet._validation.unwrap": "{0}",
+    "scratchnet.layers._as_matrix": "np.asarray({0})",
+    "scratchnet.information._check_entropy":
+        "(np.asarray({0}), 1.0 if {1} is None else np.log({1}))",
+    "scratchnet.information._check_pair":
+        "(np.asarray({0}), np.asarray({1}), {2}, {3}, "
+        "1.0 if {4} is None else np.log({4}))",
+    "scratchnet.two_gaussians._check_arguments":
+        "(np.asarray({0}), ({1}, {2}, {3}, {4}, {5}))",
+    "scratchnet._network_checks.check_inputs":
+        "np.asarray({0}, dtype={2}).reshape(len({0}), -1)",
+    "scratchnet.softmax.one_hot": "np.eye({1})[{0}]",
+    "scratchnet.train.keep_loss": "{1}",
+}
+
+
+def _equivalent(value: Any) -> Any:
+    """The plain NumPy template of a chapter function, or None."""
+    return PLAIN_EQUIVALENTS.get(f"{getattr(value, '__module__', '')}."
+                                 f"{getattr(value, '__name__', '')}")
+
+
+def _split(target: Any, value: Any) -> List[ast.stmt]:
+    """``a, (b, c) = x, (y, z)`` as ``a = x``, ``b = y``, ``c = z``; not ``a = a``."""
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and \
+            len(target.elts) == len(value.elts):
+        return [s for t, v in zip(target.elts, value.elts) for s in _split(t, v)]
+    if isinstance(target, ast.Name) and isinstance(value, ast.Name) and \
+            target.id == value.id:
+        return []
+    return [ast.Assign(targets=[target], value=value, lineno=0)]
+
+
 class _Plain(ast.NodeTransformer):
-    """The chapter's body without its argument checks (see :func:`is_validator`)."""
+    """A chapter's statement without its argument checks (see :func:`is_validator`),
+    with :data:`PLAIN_EQUIVALENTS` written in."""
 
     def __init__(self, namespace: Dict[str, Any]) -> None:
         self.namespace, self.changed = namespace, False
 
+    def _called(self, node: Any) -> Any:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return self.namespace.get(node.func.id)
+        return None
+
     def _validator_call(self, node: Any) -> bool:
-        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-            is_validator(self.namespace.get(node.func.id))
+        called = self._called(node)
+        return is_validator(called) and _equivalent(called) is None
 
     def visit_Expr(self, node):
         if self._validator_call(node.value):
@@ -200,8 +248,11 @@ class _Plain(ast.NodeTransformer):
                 ast.Name("np", ast.Load()), "asarray", ast.Load()), [a], [])
                 if isinstance(t, ast.Name) else a
                 for t, a in zip(target.elts, args)], ast.Load())
-            return node
-        return self.generic_visit(node)
+            return _split(target, node.value)
+        node = self.generic_visit(node)
+        if self.changed and len(node.targets) == 1:
+            return _split(node.targets[0], node.value)
+        return node
 
     def visit_If(self, node):
         raises = all(isinstance(s, ast.Raise) for s in node.body) and not node.orelse
@@ -211,6 +262,12 @@ class _Plain(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Call(self, node):
+        template = _equivalent(self._called(node))
+        if template is not None:
+            self.changed = True
+            args = [ast.unparse(self.visit(a)) for a in node.args]
+            args = [a if a.isidentifier() else f"({a})" for a in args]
+            return ast.parse(template.format(*args), mode="eval").body
         if self._validator_call(node) and node.args:
             self.changed = True
             first = self.visit(node.args[0])
@@ -219,20 +276,55 @@ class _Plain(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
+def plain_statements(text: str, namespace: Dict[str, Any]) -> str:
+    """Statements without the argument checks; the others as written.
+
+    A top-level statement the checks leave alone keeps its text and its
+    comments; one they change is written anew (``ast.unparse``), the
+    comment lines above it kept.
+
+    Parameters
+    ----------
+    text : str
+        The statements, dedented (a body without its docstring).
+    namespace : dict
+        The names of the module they were written in (to recognise the checks).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> chapter = chapter_module("softmax")
+    >>> print(plain_statements("x = check_scores(x, 'x', -1)  # checked\\n"
+    ...                        "return x  # as it is", vars(chapter)))
+    x = np.asarray(x)
+    return x  # as it is
+    """
+    lines, out, done = text.splitlines(), [], 0
+    for statement in ast.parse(text).body:
+        first, done, before = statement.lineno - 1, statement.end_lineno, done
+        plain = _Plain(namespace)
+        new = plain.visit(statement)
+        if not plain.changed:
+            out += lines[before:done]
+            continue
+        out += lines[before:first]   # the comments above it
+        for s in new if isinstance(new, list) else [] if new is None else [new]:
+            out.append(ast.unparse(ast.fix_missing_locations(s)))
+    return "\n".join(out)
+
+
 def _body_text(src: str, node: ast.FunctionDef, namespace: Dict[str, Any],
                keyed: bool) -> Tuple[str, ast.Module]:
-    """The body's source (no docstring): the key's as written, a chapter's plain."""
+    """The body (no docstring): the reference's as written, a chapter's plain."""
     statements = node.body[1:] if ast.get_docstring(node) is not None else node.body
     lines = src.splitlines()
-    verbatim = "\n".join(lines[statements[0].lineno - 1:node.end_lineno])
-    tree = ast.Module(body=statements, type_ignores=[])
-    if keyed:
-        return textwrap.dedent(verbatim), tree
-    plain = _Plain(namespace)
-    new = ast.fix_missing_locations(plain.visit(ast.parse(textwrap.dedent(verbatim))))
-    if not plain.changed:
-        return textwrap.dedent(verbatim), new
-    return "\n".join(ast.unparse(s) for s in new.body), new
+    text = textwrap.dedent("\n".join(lines[statements[0].lineno - 1:node.end_lineno]))
+    if not keyed:
+        text = plain_statements(text, namespace)
+    return text, ast.parse(text)
 
 
 class _Builtins(ast.NodeTransformer):
@@ -318,7 +410,7 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
     covers : sequence of str or None
         The arguments the exercise takes (None: all).
     keyed : bool
-        The answer key's function (its body is kept as written).
+        A reference solution (its body is kept as written).
     namespace : dict
         The names the reference's module defines (to recognise its checks).
     indent : str
@@ -328,7 +420,7 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
     -------
     (str, list of str)
         The text, and the names it reads that something must define (the
-        body's, and its examples'; for a stub, ``"?name"``: the answer key's
+        body's, and its examples'; for a stub, ``"?name"``: the reference's
         names, imported only from the package itself).
 
     Examples
@@ -371,6 +463,41 @@ def function_text(obj: Any, *, stub: str | None, covers: Sequence[str] | None,
         parts.append(textwrap.indent("\n".join([*prelude, body]), "    "))
         names += free_names(tree, params + list(dropped))
     return textwrap.indent("\n".join(parts), indent), sorted(set(names))
+
+
+def plain_body(obj: Any, covers: Sequence[str]) -> str:
+    """A chapter function's body, plain, for the arguments ``covers``, dedented.
+
+    What a hand-out writes as the working body of a chapter function (see
+    :func:`function_text`): the arguments left out set to their defaults,
+    then the statements without the argument checks
+    (:func:`plain_statements`).  The reference modules' bodies are this
+    (:mod:`~scratchnet.exercises.derive`).
+
+    Parameters
+    ----------
+    obj : function
+        A chapter's function or method.
+    covers : sequence of str
+        The arguments the exercise takes.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> chapter = chapter_module("softmax")
+    >>> print(plain_body(chapter.softmax, ["x"]).splitlines()[1])
+    x = np.asarray(x)
+    """
+    src = textwrap.dedent(inspect.getsource(obj))
+    node = ast.parse(src).body[0]
+    _, dropped = covered_arguments(node.args, covers)
+    body, _ = _body_text(src, node, vars(inspect.getmodule(obj)), keyed=False)
+    prelude = [f"{name} = {ast.unparse(value)}  # not covered: the default"
+               for name, value in dropped.items()]
+    return "\n".join([*prelude, body])
 
 
 def chapter_module(chapter: str) -> types.ModuleType:

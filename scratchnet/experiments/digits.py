@@ -11,8 +11,8 @@ experiment finds one and asks two questions with it
 1. **Semi-synthetic.**  Fit Gaussian classes to the digits (PCA to ``dim``
    dimensions, covariance shrinkage chosen on the validation split), then
    *sample* training sets of size :math:`n` from that model, whose posterior
-   is exact, train networks on them (``seeds`` of them at once on the
-   engine's :class:`~scratchnet.fast.Ensemble`) and measure the expected KL
+   is exact, train networks on them (``seeds`` of them at once on the fast
+   path's :class:`~scratchnet.fast.Ensemble`) and measure the expected KL
    :math:`E_x KL(P(C \mid x) \,\|\, q(C \mid x))` (the gap between the
    population loss and the Bayes loss) on a fresh sample, against :math:`n`
    and against training steps.

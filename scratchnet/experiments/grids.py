@@ -30,7 +30,7 @@ An axis is written as on the command line (:func:`parse_axis`):
 included, or a comma-separated list.  Every network is trained once, to the
 largest budget, and measured at each (the smaller budgets are snapshots of
 the same run).  The networks of one shape (recipe, loss and width) are
-trained together on the ensemble engine, seeds and grid points alike, in
+trained together on the fast path's ensemble, seeds and grid points alike, in
 :class:`Unit`\ s of work that :func:`run_unit` runs anywhere: a worker
 process, or a Dask worker on another machine.  The results do not depend on
 how the members are split into units (each member is exactly the network

@@ -35,7 +35,7 @@ from typing import Any, Callable, NamedTuple, Optional
 import numpy as np
 
 from ..datasets import INSTALL_HINT, Dataset, Splits, stratified_split
-from ..temperature import ScratchnetWarning
+from ..exceptions import ScratchnetWarning
 from .digits import DigitsSettings, fit_generative, run_digits
 
 __all__ = ["BUNDLED", "CALIBRATIONS", "MIN_PER_CLASS", "REAL_SETTINGS", "SCALINGS",

@@ -72,7 +72,7 @@ class Recipe:
     ----------
     name : str
     sizes : tuple of int
-        Layer sizes of the ReLU network (trained on the engine,
+        Layer sizes of the ReLU network (trained on the fast path,
         :class:`scratchnet.fast.Ensemble`, one member per seed).
     optimizer : {"adam", "sgd"}
         With :func:`scratchnet.train`'s defaults (Adam: betas (0.9, 0.999),

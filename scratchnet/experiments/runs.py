@@ -349,7 +349,7 @@ def run_group(
 ) -> list[ExperimentResult]:
     r"""Train any (task, seed) pairs of one recipe at once, as one ensemble.
 
-    The runs share nothing but the engine's batched matrix products: each
+    The runs share nothing but the fast path's batched matrix products: each
     member is exactly ``run(task, recipe, seed=seed)``.  The command line
     groups a recipe's tasks and seeds this way, a few worker processes each.
 

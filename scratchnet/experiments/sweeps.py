@@ -2,7 +2,7 @@ r"""Running a sweep: its units of work, here or on a Dask cluster, into one tabl
 
 :func:`sweep` lays out a :class:`~scratchnet.experiments.Grid` of the
 two-Gaussian family, splits it into units (networks of one shape trained
-together on the ensemble engine) and runs them:
+together on the fast path's ensemble) and runs them:
 
 * in this process (``jobs=1``);
 * in a local pool of worker processes (by default one per core);
@@ -22,7 +22,7 @@ The result, a :class:`~scratchnet.experiments.Sweep`, holds the tidy table
 writes both as CSV (:mod:`scratchnet.experiments.tables`);
 :mod:`scratchnet.experiments.phase` draws them.
 
-A sweep never loses work: a cell that fails (a task the engine cannot
+A sweep never loses work: a cell that fails (a task the fast path cannot
 train, a worker that dies) is reported with its error, in the progress
 lines, in its rows (NaN metrics, the ``error`` column) and in the overview,
 and the others go on; with ``out``, the rows of every finished unit are

@@ -1,4 +1,4 @@
-r"""The engine: the chapters' mathematics, engineered for speed and pinned to them.
+r"""The fast path: the chapters' mathematics, engineered for speed and pinned to them.
 
 The chapters (``scratchnet.layers``, ``scratchnet.mlp``, ...) are written to be
 read; this package is written to run fast.  Every piece says which chapter
@@ -6,7 +6,7 @@ function it replaces, and ``tests/test_fast*.py`` check that the two compute
 the same thing:
 
 ======================  ===============================  ==========================
-engine                  replaces                         pinned by (test_fast.py)
+fast path               replaces                         pinned by (test_fast.py)
 ======================  ===============================  ==========================
 ``fast.MLP``            ``sn.MLP``, ``sn.TwoLayerMLP``   ``test_engine_matches_*``,
                         (flat parameters, reused         ``test_training_ends_*``,
@@ -24,7 +24,7 @@ engine                  replaces                         pinned by (test_fast.py
                         one (a member axis, bias rows)
 ``fast.Adam``           ``sn.Adam`` itself, its update   ``test_fast_adam_*``
                         on the whole flat vector
-                        (``Optimizer.step``); an engine
+                        (``Optimizer.step``); its own
                         copy into scratch memory saved
                         2-4% of a step (3 µs of 70 at
                         S = 1, 15 of 600 at S = 18):
@@ -55,7 +55,7 @@ backward                kept in the inputs' dtype)
 ======================  ===============================  ==========================
 
 The experiments, the command line and ``benchmarks/bench_training.py`` run
-the engine; students read the chapters.
+the fast path; students read the chapters.
 
 Examples
 --------
@@ -83,7 +83,7 @@ from .streams import stack_batches, stacked_epochs, stacked_stream
 from .training import train, train_ensemble
 
 # Adam is the chapter's own class (documented there), importable from here
-# under its old engine name; train_ensemble is train (the same function) under
+# under its old fast-path name; train_ensemble is train (the same function) under
 # its name from before it drove fast.MLP, kept for code written before.
 __all__ = ["MLP", "Ensemble", "FlatParams", "StackedParams", "log_softmax",
            "stack_batches", "stacked_epochs", "stacked_stream", "train",
@@ -91,9 +91,9 @@ __all__ = ["MLP", "Ensemble", "FlatParams", "StackedParams", "log_softmax",
 
 
 def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
-    """:func:`scratchnet.log_softmax` itself, under its old engine name.
+    """:func:`scratchnet.log_softmax` itself, under its old fast-path name.
 
-    The engine's cache-blocked copy ran at 1.00 to 1.04 times SciPy's time,
+    The fast path's cache-blocked copy ran at 1.00 to 1.04 times SciPy's time,
     no gain worth a second implementation, and was removed (issue 23); the
     name stays while ``tests/test_bad_inputs.py`` and the README name it.
 

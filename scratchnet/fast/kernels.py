@@ -19,7 +19,7 @@ kernel                                 replaces
                                        class indices) on each of S batches: the
                                        one fused kernel, for ``fast.MLP`` and
                                        ``fast.Ensemble``
-``fused_cross_entropy``                the engine's one decision: which loss the
+``fused_cross_entropy``                the fast path's one decision: which loss the
                                        fused kernel computes exactly
 =====================================  ===========================================
 """
@@ -349,7 +349,7 @@ def cross_entropy_and_grad_inplace(logits: np.ndarray, targets: np.ndarray,
                                    out: np.ndarray | None = None) -> np.ndarray:
     r"""Each member's mean cross-entropy; the logits become their gradient, in place.
 
-    The engine's one fused cross-entropy kernel, for :class:`scratchnet.fast.MLP`
+    The fast path's one fused cross-entropy kernel, for :class:`scratchnet.fast.MLP`
     (S = 1) and :class:`scratchnet.fast.Ensemble` (S members, each its own
     batch).  Replaces ``losses.cross_entropy_and_grad(logits[s], targets[s])``
     (class indices, no weight or smoothing, mean) for every ``s``:
@@ -460,7 +460,7 @@ def _two_classes(logits: np.ndarray, targets: np.ndarray, scratch: CrossEntropyS
 
 
 def fused_cross_entropy(loss: Any, outputs: int) -> bool:
-    r"""Whether the engine's fused kernel computes ``loss`` exactly, on class indices.
+    r"""Whether the fused kernel of the fast path computes ``loss`` exactly (indices).
 
     The fused kernel, :func:`cross_entropy_and_grad_inplace` (called by
     :class:`scratchnet.fast.MLP` and, through

@@ -1,4 +1,4 @@
-r"""The engine's MLP: the chapters' network on flat vectors and reused buffers.
+r"""The fast path's MLP: the chapters' network on flat vectors and reused buffers.
 
 :class:`MLP` here is :class:`scratchnet.MLP` (same arguments, same initial parameters
 for the same ``rng``, same predictions) with the computation engineered for speed:

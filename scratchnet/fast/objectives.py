@@ -1,10 +1,10 @@
-r"""The engine's losses: which ones it fuses, and every member's loss at once.
+r"""The fast path's losses: which ones it fuses, and every member's loss at once.
 
 Two things live here.
 
 **The one decision.**  :func:`scratchnet.fast.kernels.fused_cross_entropy`
 (beside the kernel it guards) says whether a loss is the plain
-cross-entropy that the engine's fused kernel,
+cross-entropy that the fast path's fused kernel,
 :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`, computes
 (one softmax that turns the logits into their gradient in place).
 :class:`scratchnet.fast.MLP` and :func:`member_losses_inplace` (so

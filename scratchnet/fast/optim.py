@@ -1,9 +1,9 @@
-r"""The engine's optimisers are the chapter's: :class:`scratchnet.Adam` on flat vectors.
+r"""The fast path's optimisers are the chapter's: :class:`scratchnet.Adam`, flat.
 
 :meth:`scratchnet.optim.Optimizer.step` already runs its update rule once on
-the whole vector when it is given the engine's :class:`~scratchnet.fast.FlatParams`
+the whole vector when it is given the fast path's :class:`~scratchnet.fast.FlatParams`
 or :class:`~scratchnet.fast.StackedParams` (``params.flat``, ``grads.flat``),
-so the engine needs no update rule of its own.  Until issue 23 it had one: a
+so the fast path needs no update rule of its own.  Until issue 23 it had one: a
 copy of :meth:`scratchnet.optim.Adam.update` that wrote its temporaries into a
 scratch vector and took its constants as 0-d arrays.  Measured on a 2-core
 x86-64 machine (1-64-64-2 float32 networks, 2,000 steps, median of 7 rounds

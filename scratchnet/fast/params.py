@@ -1,4 +1,4 @@
-r"""The engine's parameters: named arrays that are views of one flat vector.
+r"""The fast path's parameters: named arrays that are views of one flat vector.
 
 The optimisers of :mod:`scratchnet.optim` update a mapping of arrays; when
 the arrays are consecutive views of one vector (``params.flat``) they run
@@ -72,7 +72,7 @@ class FlatParams(MutableMapping):
 
     @property
     def _views(self) -> Dict[str, np.ndarray]:
-        """The named views, made on first use: an optimiser's step on the engine's
+        """The named views, made on first use: an optimiser's step on the fast path's
         gradients reads only ``flat`` and ``layout`` (2 µs a step saved)."""
         if self._named is None:
             self._named = self.unflatten(self.flat)
@@ -108,8 +108,8 @@ class FlatParams(MutableMapping):
 
     def __setitem__(self, name: str, value: Any) -> None:
         if name not in self._views:
-            raise KeyError(f"the engine's parameters are fixed: {list(self._views)}; "
-                           f"cannot add {name!r}")
+            raise KeyError(f"the fast path's parameters are fixed: "
+                           f"{list(self._views)}; cannot add {name!r}")
         view = self._views[name]
         value = np.asarray(value)
         if value.shape != view.shape:
@@ -118,7 +118,7 @@ class FlatParams(MutableMapping):
         view[...] = value
 
     def __delitem__(self, name: str) -> None:
-        raise TypeError("the engine's parameters are fixed; they cannot be deleted")
+        raise TypeError("the fast path's parameters are fixed; they cannot be deleted")
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._views)

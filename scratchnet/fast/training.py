@@ -1,6 +1,6 @@
-r"""The engine's training loop: one model's steps, or every member's at once, watched.
+r"""The fast path's training loop: one model's steps, or all members' at once, watched.
 
-:func:`train` is :func:`scratchnet.train`'s loop for the engine's models, a
+:func:`train` is :func:`scratchnet.train`'s loop for the fast path's models, a
 :class:`~scratchnet.fast.MLP` or an :class:`~scratchnet.fast.Ensemble`: at every
 step one batch (stacked, for an ensemble), one fused forward and backward pass into
 a gradient vector allocated once (the model's ``loss_and_grads_into``), one update,
@@ -74,7 +74,7 @@ def _finite(vector: np.ndarray) -> bool:
     squares overflow (entries beyond :math:`10^{154}` in float64,
     :math:`10^{19}` in float32), which sends the caller to the entries, one
     by one.  ``np.vdot`` (BLAS) raises no floating-point warnings, so this
-    check, the engine's own, warns of nothing and costs no ``np.errstate``
+    check, the fast path's own, warns of nothing and costs no ``np.errstate``
     at every step; the model's operations keep theirs
     (``tests/test_fast_edges.py::test_the_engines_finite_check_raises_no_warning``).
     """
