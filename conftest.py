@@ -1,5 +1,6 @@
-"""Shared pytest set-up: doctest namespace, a deterministic Hypothesis profile, and
-the tolerant comparison of notebook cells that print numbers from training runs."""
+"""Shared pytest set-up: doctest namespace, a deterministic Hypothesis profile, the
+tolerant comparison of notebook cells that print numbers from training runs, and the
+order in which pytest-xdist's workers take the test files."""
 
 import os
 import sys
@@ -72,3 +73,70 @@ def pytest_runtest_call(item):
             f"the tolerance ({listed[0]}):\n" + "\n".join(differ)
         )
     return result
+
+
+# The test command runs on every core (``-n auto --dist loadfile`` in setup.cfg):
+# each worker takes a whole file at a time, so a notebook's cells share one kernel
+# and a module's fixtures are built once.  Two changes to loadfile's plan:
+#
+# * the files that read the built documentation are one unit of work, so the site
+#   is built once (``tests/_site.py``) and never by two workers into one folder;
+# * the slowest units go first (longest processing time first: the short files
+#   then fill the gaps), where loadfile would start with the files that hold the
+#   most tests and could leave a two-minute notebook for the end.
+#
+# SLOWEST_FIRST is only an order: a file missing from it runs all the same, later.
+SHARED_UNITS = {
+    "tests/test_site.py": "tests/test_docs.py",
+    "tests/test_handout.py": "tests/test_docs.py",   # the kit's API page
+}
+# Measured with ``--durations=0`` (the files over 50 s of a 2-worker run at a load
+# of 8, slowest first); re-measure when a file grows.
+SLOWEST_FIRST = (
+    "tests/test_docs.py",
+    "tests/test_exercises_course.py",
+    "notebooks/07_homework_exercises.ipynb",
+    "notebooks/05_network_learns_posterior.ipynb",
+    "tests/test_exercises_sandbox.py",
+    "notebooks/09_when_the_generative_model_is_unknown.ipynb",
+    "tests/test_exercises_attacks.py",
+    "notebooks/08_where_networks_learn_the_posterior.ipynb",
+    "tests/test_exercises.py",
+    "notebooks/06_binary_classification.ipynb",
+    "tests/test_train.py",
+    "tests/test_experiments_robust.py",
+    "tests/test_exercises_mistakes.py",
+    "tests/test_imports.py",
+    "notebooks/04_backprop_by_hand.ipynb",
+)
+
+try:
+    from xdist.scheduler import LoadFileScheduling
+except ImportError:  # pytest-xdist is in the test extra; without it, one process
+    LoadFileScheduling = None
+
+if LoadFileScheduling is not None:
+
+    class SlowestFilesFirst(LoadFileScheduling):
+        """``--dist loadfile`` with the shared units and the order above."""
+
+        _ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SHARED_UNITS.get(scope, scope)
+
+        def _assign_work_unit(self, node) -> None:
+            if not self._ordered:
+                rank = {scope: i for i, scope in enumerate(SLOWEST_FIRST)}
+                order = sorted(self.workqueue, key=lambda s: rank.get(s, len(rank)))
+                for scope in order:
+                    self.workqueue.move_to_end(scope)
+                self._ordered = True
+            super()._assign_work_unit(node)
+
+    def pytest_xdist_make_scheduler(config, log):
+        """Schedule ``--dist loadfile`` with :class:`SlowestFilesFirst`."""
+        if config.getvalue("dist") == "loadfile":
+            return SlowestFilesFirst(config, log)
+        return None
