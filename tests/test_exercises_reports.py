@@ -26,7 +26,7 @@ from scratchnet.exercises.report import Report
 
 ROOT = Path(__file__).resolve().parents[1]
 OWN = ROOT / "examples" / "label_smoothing.py"
-LOOP = ("    return np.where(cache > 0, dout, 0)", "    while True:\n        pass")
+LOOP = ("    dout = np.asarray(dout)", "    while True:\n        pass")
 
 
 def _assignment(path: Path, entries, **top) -> Path:
