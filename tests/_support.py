@@ -89,6 +89,7 @@ CHAPTERS = [
     "exercises.probes",
     "exercises.frames",
     "exercises.definitions",
+    "exercises.accounts",
     "exercises.shim",
     "exercises.given",
     "exercises.protocol",

@@ -25,6 +25,8 @@ student's own pytest file.  The same from the command line:
 ``diagnoses``      hints only where the mistake, recomputed, is the output
 ``frames``         the codec between grader and child: bounded, no pickle
 ``definitions``    a module cut into its top-level definitions
+``accounts``       what the child reports: an exception (where, in which
+                   function), the inputs a carried reference was given
 ``shim``           the child: imports the submission, answers; NumPy and
                    the standard library only
 ``given``          the hand-out's base classes in the sandbox, no exercise

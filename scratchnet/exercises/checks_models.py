@@ -28,7 +28,7 @@ from ..mlp import TwoLayerMLP
 from ..optim import SGD, Adam
 from ..softmax import softmax
 from ..train import train_step
-from .diagnoses import missing_activation
+from .diagnoses import missing_activation, step_hint, update_hint
 from .probes import (
     Failed,
     expect_close,
@@ -256,29 +256,6 @@ def _backward_checks():
             ("inputs unchanged", kept)]
 
 
-def _update_hint(before, got, want):
-    if np.allclose(got, before):
-        return ("the parameter did not change: update it in place (param -= ..., "
-                "param[...] = ...); param = param - ... makes a new array")
-    if np.allclose(got - before, -(want - before), rtol=1e-4):
-        return ("the update climbs the loss: a step goes against the gradient, "
-                "param -= lr * (...)")
-    return ""
-
-
-def _step_hint(before, got, want):
-    """What a training step's parameters say about the step's own code (the
-    update rule is given there: never blamed)."""
-    if np.allclose(got, before):
-        return ("the parameters did not change: hand the gradients of the loss to "
-                "optimizer.step(grads)")
-    if np.allclose(got - before, -(want - before), rtol=1e-4):
-        return ("the parameters moved up the loss, exactly as far as the step should "
-                "move them down: the gradients handed to optimizer.step have the "
-                "wrong sign")
-    return ""
-
-
 def _optimizer_checks(name, ref_class, options):
     def run(s, steps, dtype=np.float64, scale=1.0):
         rng = np.random.default_rng(3)
@@ -294,7 +271,7 @@ def _optimizer_checks(name, ref_class, options):
             mine = {"w": np.asarray(s.get(opt, "params", "w"))}
             what = (f"the parameter after step {t} of {name} with {options}, w0 = "
                     f"{show(w0)}, grads = {show(grads[:t])}")
-            hint = _update_hint(before, mine["w"], theirs["w"])
+            hint = update_hint(before, mine["w"], theirs["w"])
             expect_close(mine["w"], theirs["w"], what, rtol=1e-5, atol=1e-7,
                          dtype=dtype, hint=hint)
             if scale < 1:   # the step itself: a step of 1e-7 hides in the parameter
@@ -349,7 +326,7 @@ def _train_step_checks():
         for name in ref.params:
             expect_close(params[name], ref.params[name], f"params[{name!r}] "
                          f"after one train_step with {optimizer.__name__}({options})",
-                         hint=_step_hint(before, params["W1"], ref.params["W1"])
+                         hint=step_hint(before, params["W1"], ref.params["W1"])
                          if name == "W1" else "")
 
     def kept(s):

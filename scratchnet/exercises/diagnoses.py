@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 __all__ = ["close", "equals", "missing_activation", "nan_where", "other_axis",
-           "overflowed"]
+           "overflowed", "step_hint", "update_hint"]
 
 #: log of the largest float64: exp overflows above it.
 _LOG_MAX = float(np.log(np.finfo(np.float64).max))
@@ -224,4 +224,61 @@ def missing_activation(got: Any, ref: Any, x: np.ndarray, dlogits: np.ndarray) -
         return ("these are the gradients of a backward that skips the activation: "
                 "pass dh through relu_backward (or tanh_backward) before the first "
                 "layer's linear_backward")
+    return ""
+
+
+def update_hint(before: np.ndarray, got: np.ndarray, want: np.ndarray) -> str:
+    """The hint when an update rule left the parameter as it was, or climbed the loss.
+
+    Parameters
+    ----------
+    before, got, want : ndarray
+        The parameter before the step, after the student's step, after the
+        reference's.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> update_hint(np.zeros(2), np.ones(2), -np.ones(2))[:25]
+    'the update climbs the los'
+    """
+    if np.allclose(got, before):
+        return ("the parameter did not change: update it in place (param -= ..., "
+                "param[...] = ...); param = param - ... makes a new array")
+    if np.allclose(got - before, -(want - before), rtol=1e-4):
+        return ("the update climbs the loss: a step goes against the gradient, "
+                "param -= lr * (...)")
+    return ""
+
+
+def step_hint(before: np.ndarray, got: np.ndarray, want: np.ndarray) -> str:
+    """The hint of a training step's parameters about the step's own code: the
+    update rule is given there, never blamed.
+
+    Parameters
+    ----------
+    before, got, want : ndarray
+        As for :func:`update_hint`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> step_hint(np.zeros(2), np.ones(2), -np.ones(2)).endswith("the wrong sign")
+    True
+    """
+    if np.allclose(got, before):
+        return ("the parameters did not change: hand the gradients of the loss to "
+                "optimizer.step(grads)")
+    if np.allclose(got - before, -(want - before), rtol=1e-4):
+        return ("the parameters moved up the loss, exactly as far as the step should "
+                "move them down: the gradients handed to optimizer.step have the "
+                "wrong sign")
     return ""

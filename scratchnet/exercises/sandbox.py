@@ -74,7 +74,7 @@ __all__ = ["KINDS", "SHIM_FILES", "Sandbox", "SandboxRefused", "choose", "descri
 #: The ways to isolate the child, as the report names them.
 KINDS = ("bubblewrap", "dedicated uid", "none")
 #: The files of the grader the child runs: the shim, what it imports, the base classes.
-SHIM_FILES = ("shim.py", "frames.py", "definitions.py", "given.py")
+SHIM_FILES = ("shim.py", "frames.py", "definitions.py", "accounts.py", "given.py")
 
 
 class SandboxRefused(ValueError):

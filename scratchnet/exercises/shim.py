@@ -4,7 +4,8 @@ This file is run on its own, inside the sandbox
 (:mod:`scratchnet.exercises.sandbox`), as ``python -I -S shim.py SITE``:
 ``SITE`` is a folder that holds NumPy and nothing else, and this file and the
 ones it loads from beside it (:mod:`~scratchnet.exercises.frames`,
-:mod:`~scratchnet.exercises.definitions`, ``given.py``) import only the
+:mod:`~scratchnet.exercises.definitions`,
+:mod:`~scratchnet.exercises.accounts`, ``given.py``) import only the
 standard library and NumPy (a test reads their imports).  It never imports
 scratchnet: the sandbox does not even hold it.  It imports the submission's
 modules and answers the grader's requests on its stdin with frames on its
@@ -24,7 +25,6 @@ function could have given.
 from __future__ import annotations
 import __future__
 
-import copy
 import doctest
 import faulthandler
 import importlib
@@ -33,7 +33,6 @@ import importlib.util
 import os
 import sys
 import time
-import traceback
 import types
 from typing import Any, Dict, List
 
@@ -44,8 +43,6 @@ import numpy as np
 __all__ = ["PACKAGE", "main"]
 
 PACKAGE = "submission"
-#: The inputs kept per carried reference (and per check): the first calls.
-MAX_RECORDED = 3
 
 
 def _beside(name: str) -> types.ModuleType:
@@ -61,6 +58,7 @@ def _beside(name: str) -> types.ModuleType:
 
 
 frames, definitions = _beside("frames"), _beside("definitions")
+accounts = _beside("accounts")
 
 
 class _Given(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -85,36 +83,6 @@ class _Given(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__file__ = "<given>"
         for name in getattr(self.given, "__all__", []):
             setattr(module, name, getattr(self.given, name))
-
-
-def _error(err: BaseException, root: str) -> Dict[str, Any]:
-    """An answer's ``error``: type, message, and where in the student's files."""
-    frames = [f for f in traceback.extract_tb(err.__traceback__)
-              if root and os.path.realpath(f.filename).startswith(root + os.sep)]
-    if isinstance(err, SyntaxError) and err.filename and os.path.realpath(
-            err.filename).startswith(root + os.sep):
-        location = {"file": os.path.basename(err.filename), "line": err.lineno or 0,
-                    "text": (err.text or "").strip()}
-    elif frames:
-        location = {"file": os.path.basename(frames[-1].filename),
-                    "line": frames[-1].lineno or 0,
-                    "text": (frames[-1].line or "").strip()}
-    else:
-        location = {}
-    function, tb = "", err.__traceback__   # the innermost function of the student's
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if root and os.path.realpath(code.co_filename).startswith(root + os.sep):
-            function = getattr(code, "co_qualname", code.co_name)
-        tb = tb.tb_next
-    try:
-        message = str(err)[:500]
-    except Exception:   # an exception of the student's whose __str__ raises
-        message = "?"
-    return {"type": type(err).__name__[:100], "message": message,
-            "location": location,
-            "todo": isinstance(err, NotImplementedError) and bool(location),
-            "function": function[:200]}
 
 
 class _Examples(doctest.DocTestRunner):
@@ -184,7 +152,7 @@ class _Session:
                 exec(compile("\n" * (line - 1) + source, path, "exec"), module.__dict__)
             except BaseException as err:  # the student's definition may raise anything
                 for defined in names:
-                    broken[defined] = _error(err, self.root)
+                    broken[defined] = accounts.account(err, self.root)
         return {"built": "by definition", "broken": broken}
 
     def student(self, ex_id: str) -> Any:
@@ -206,7 +174,8 @@ class _Session:
             if method:
                 if isinstance(own, type):
                     undo.append((own, method, vars(own).get(method)))
-                    setattr(own, method, self.recording(ex_id))
+                    setattr(own, method, accounts.recording(
+                        self.reference[ex_id], self.calls.setdefault(ex_id, [])))
                 continue
             if own is None:   # missing or broken: bound where its name is missing
                 places = [(m, cls_name) for m in mine if cls_name not in vars(m)]
@@ -214,49 +183,20 @@ class _Session:
                 places = [(m, a) for m in mine for a, v in vars(m).items() if v is own]
             for mod, attr in places:
                 undo.append((mod, attr, own))
-                setattr(mod, attr, self.recording(ex_id))
+                setattr(mod, attr, accounts.recording(
+                    self.reference[ex_id], self.calls.setdefault(ex_id, [])))
         return undo
-
-    def recording(self, ex_id: str) -> Any:
-        """The carried reference of ``ex_id``, keeping copies of its first inputs:
-        the grader recomputes the student's own on them (the evidence)."""
-        reference, calls = self.reference[ex_id], self.calls.setdefault(ex_id, [])
-
-        def carried(*args, **kwargs):
-            if len(calls) < MAX_RECORDED:
-                try:
-                    calls.append(copy.deepcopy((args, kwargs)))
-                except Exception:   # an argument that does not copy: not recorded
-                    pass
-            return reference(*args, **kwargs)
-        return carried
 
     def evidence(self, request: Dict[str, Any]) -> Any:
         """The student's own ``id`` on each input its carried reference was given,
-        beside what the reference gave (only how many, with ``count``); the
-        record of ``id`` is cleared."""
+        beside the reference (:func:`~scratchnet.exercises.accounts.rerun`)."""
         ex_id = request["id"]
         method = ex_id.partition(".")[2]
-        out: List[Dict[str, Any]] = []
-        for args, kwargs in self.calls.pop(ex_id, []):
-            entry: Dict[str, Any] = {"args": [] if method else list(args),
-                                     "kwargs": {} if method else kwargs}
-            for side, func in (("reference", self.reference[ex_id]),
-                               ("student", None)):
-                if request.get("count"):
-                    break
-                mine = copy.deepcopy((args, kwargs))
-                try:
-                    func = func or (getattr(type(mine[0][0]), method) if method
-                                    else self.student(ex_id))
-                    value = func(*mine[0], **mine[1])
-                    entry[side] = {"value": self.handed_back(value),
-                                   "args": self.handed_back(
-                                       list(mine[0][1:] if method else mine[0]))}
-                except BaseException as err:  # the student's may raise anything
-                    entry[side] = {"error": _error(err, self.root)}
-            out.append({} if request.get("count") else entry)
-        return out
+        return self.handed_back(accounts.rerun(
+            self.calls.pop(ex_id, []), self.reference[ex_id],
+            lambda args: getattr(type(args[0]), method) if method else
+            self.student(ex_id), bool(method),
+            lambda err: accounts.account(err, self.root), bool(request.get("count"))))
 
     def resolve(self, value: Any) -> Any:
         if isinstance(value, frames.Handle):
@@ -405,11 +345,12 @@ def main(argv: List[str]) -> int:
             answer = {"ok": True, **(result if request["op"] == "call"
                                      else {"value": result})}
         except BaseException as err:  # the student's code may raise anything
-            answer = {"ok": False, "error": _error(err, session.root)}
+            answer = {"ok": False, "error": accounts.account(err, session.root)}
         try:
             payload = frames.pack(answer)
         except Exception as err:  # an answer that cannot be sent
-            payload = frames.pack({"ok": False, "error": _error(err, session.root)})
+            payload = frames.pack({"ok": False,
+                                   "error": accounts.account(err, session.root)})
         frames.write_frame(answers, payload)
 
 
