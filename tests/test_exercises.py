@@ -10,7 +10,6 @@ import inspect
 import json
 import re
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -135,11 +134,10 @@ def test_the_given_forward_is_in_place_when_only_backward_is_asked(tmp_path):
 
 # --- grading --------------------------------------------------------------------------
 
-def test_the_answer_key_scores_full_marks_within_the_time_budget(editions, tmp_path):
-    start = time.perf_counter()
+def test_the_answer_key_scores_full_marks(editions, tmp_path):
+    # within the grader's own time budgets: a check past its limit would score 0
     status = main(["check", str(editions / "key"), "--json", str(tmp_path / "r.json")])
     assert status == 0
-    assert time.perf_counter() - start < 30
     results = json.loads((tmp_path / "r.json").read_text())
     assert results["score"] == sum(e.points for e in ex.CATALOGUE) == 100
     assert {"name", "score", "max_score", "output"} <= set(results["tests"][0])
