@@ -122,6 +122,7 @@ CHAPTERS = [
     "exercises.grading",
     "exercises.grader",
     "exercises.course",
+    "exercises.selfcheck",
     "exercises.assertions",
     "exercises",
     "exercises.cli",

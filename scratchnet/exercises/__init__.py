@@ -63,6 +63,8 @@ student's own pytest file.  The same from the command line:
 ``grader``         the grading process: verdicts, points, the report
 ``course``         any upload graded by an assignment, a class to CSV,
                    Gradescope's autograder zip
+``selfcheck``      a student's self-check: what the package lists, without
+                   the assignment
 ``assertions``     one check in a student's pytest file
 ``cli``            ``list``, ``make``, ``check``, ``autograder``
 =================  ============================================================

@@ -7,18 +7,22 @@ it was raised, and in which of the student's functions (so that a stub's
 ``NotImplementedError`` raised inside another exercise is that exercise's).
 :func:`recording` wraps a carried reference so that it keeps copies of the
 first inputs it is given; :func:`rerun` runs the student's own function on
-them, beside the reference.  The grader compares what comes back
+them, beside the reference; :func:`examples` runs the examples of a student's
+docstring (an instructor's exercise a self-check knows by name only).  The
+grader compares what comes back
 (:func:`scratchnet.exercises.grading.differs`): nothing here decides.
 """
 
 from __future__ import annotations
 
 import copy
+import doctest
+import faulthandler
 import os
 import traceback
 from typing import Any, Callable, Dict, List
 
-__all__ = ["MAX_RECORDED", "account", "recording", "rerun"]
+__all__ = ["MAX_RECORDED", "account", "examples", "recording", "rerun"]
 
 #: The inputs a carried reference keeps (per check): its first calls.
 MAX_RECORDED = 3
@@ -161,3 +165,59 @@ def rerun(calls: List[tuple], reference: Callable, student: Callable[[tuple], Ca
                 entry[side] = {"error": report(err)}
         out.append(entry)
     return out
+
+
+def examples(func: Callable, limit: float) -> Dict[str, Any]:
+    """Run the examples of ``func``'s docstring in its module's namespace, for at
+    most ``limit`` seconds before the stack is dumped (the grader's time limit
+    ends the child).
+
+    Parameters
+    ----------
+    func : callable
+        The student's function.
+    limit : float
+        Seconds.
+
+    Returns
+    -------
+    dict
+        ``examples`` (how many) and ``failed`` (the first failure's report, or
+        ""). A stub's ``NotImplementedError`` is raised, not reported.
+
+    Examples
+    --------
+    >>> def double(x):
+    ...     '''
+    ...     >>> double(2)
+    ...     4
+    ...     >>> double(3)
+    ...     7
+    ...     '''
+    ...     return 2 * x
+    >>> result = examples(double, 10.0)
+    >>> result["examples"], "Expected:" in result["failed"]
+    (2, True)
+    """
+    globs = dict(getattr(func, "__globals__", {}))
+    test = doctest.DocTestParser().get_doctest(
+        getattr(func, "__doc__", None) or "", globs,
+        getattr(func, "__name__", "examples"), None, 0)
+    report: List[str] = []
+    runner = _Examples(optionflags=doctest.ELLIPSIS)
+    faulthandler.dump_traceback_later(limit, exit=False)
+    try:
+        runner.run(test, out=report.append, clear_globs=False)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    return {"examples": len(test.examples),
+            "failed": report[0].lstrip("*\n")[-600:] if runner.failures else ""}
+
+
+class _Examples(doctest.DocTestRunner):
+    """A doctest runner that lets a stub's ``NotImplementedError`` through."""
+
+    def report_unexpected_exception(self, out, test, example, exc_info):
+        if issubclass(exc_info[0], NotImplementedError):
+            raise exc_info[1]
+        super().report_unexpected_exception(out, test, example, exc_info)

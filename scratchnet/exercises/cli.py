@@ -19,10 +19,11 @@ from typing import Sequence
 
 from .assignment import write_assignment
 from .catalogue import catalogue_text, select
-from .course import autograder_zip, grade, grade_class, self_check
+from .course import autograder_zip, grade, grade_class
 from .grader import UsageError
 from .handout import make
 from .own import load_exercises
+from .selfcheck import self_check
 
 __all__ = ["main"]
 

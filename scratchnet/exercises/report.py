@@ -213,7 +213,7 @@ class Report:
         ----------
         visibility : str, optional
             The top-level ``visibility``: who sees the total.  Default: the
-            most restrictive of the tests' (:data:`VISIBILITIES`), so that the
+            most restrictive of the tests' (``VISIBILITIES``), so that the
             total never shows a hidden test's points before the test itself.
         stdout_visibility : str, default "hidden"
             Who sees what ``run_autograder`` printed (the text report names

@@ -25,7 +25,6 @@ function could have given.
 from __future__ import annotations
 import __future__
 
-import doctest
 import faulthandler
 import importlib
 import importlib.abc
@@ -83,15 +82,6 @@ class _Given(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__file__ = "<given>"
         for name in getattr(self.given, "__all__", []):
             setattr(module, name, getattr(self.given, name))
-
-
-class _Examples(doctest.DocTestRunner):
-    """A doctest runner that lets a stub's ``NotImplementedError`` through."""
-
-    def report_unexpected_exception(self, out, test, example, exc_info):
-        if issubclass(exc_info[0], NotImplementedError):
-            raise exc_info[1]
-        super().report_unexpected_exception(out, test, example, exc_info)
 
 
 class _Session:
@@ -266,20 +256,8 @@ class _Session:
     def examples(self, request: Dict[str, Any]) -> Any:
         """Run the examples of a student's docstring (an exercise a self-check
         knows by name only): how many, and the first that failed."""
-        func = self.target(request["target"])
-        globs = dict(getattr(func, "__globals__", {}))
-        test = doctest.DocTestParser().get_doctest(
-            getattr(func, "__doc__", None) or "", globs,
-            getattr(func, "__name__", "examples"), None, 0)
-        report: List[str] = []
-        runner = _Examples(optionflags=doctest.ELLIPSIS)
-        faulthandler.dump_traceback_later(float(request.get("limit") or 10), exit=False)
-        try:
-            runner.run(test, out=report.append, clear_globs=False)
-        finally:
-            faulthandler.cancel_dump_traceback_later()
-        return {"examples": len(test.examples),
-                "failed": report[0].lstrip("*\n")[-600:] if runner.failures else ""}
+        return accounts.examples(self.target(request["target"]),
+                                 float(request.get("limit") or 10))
 
     def at(self, request: Dict[str, Any]) -> Any:
         """The value at ``path`` (an attribute, then keys) of a handle's object."""
