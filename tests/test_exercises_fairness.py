@@ -6,6 +6,7 @@ Each test grades one planted submission and asserts several cases on it: each
 grade spawns sandboxed children, so the submissions are few.
 """
 
+import json
 import shutil
 from pathlib import Path
 
@@ -177,6 +178,9 @@ def test_every_hand_out_states_the_charging_rule(tmp_path):
         text = " ".join((tmp_path / "hw" / name).read_text().split())
         assert "One mistake costs points once" in text, name
         assert "inputs unchanged" in text and "carried forward" in text, name
+    notebook = make(["softmax"], tmp_path / "nb", notebook=True)[0]
+    first = "".join(json.loads(notebook.read_text())["cells"][0]["source"])
+    assert "One mistake costs points once" in " ".join(first.split())
 
 
 def test_each_exercise_has_its_own_inputs_unchanged_check():

@@ -332,7 +332,8 @@ def make(names: Sequence[str], out: Any, *, solutions: bool = False,
     title = "Answer key" if solutions else "Homework"
     if notebook:
         path = out / ("solutions.ipynb" if solutions else "homework.ipynb")
-        text = json.dumps(notebook_json(title, modules, by_id), indent=1)
+        text = json.dumps(notebook_json(title, modules, by_id,
+                                        CHARGING.replace("``", "`")), indent=1)
         path.write_text(text + "\n")
         return [path]
     written = []

@@ -103,7 +103,8 @@ def docstring_markdown(name: str, doc: str) -> str:
     return "\n".join(out).rstrip()
 
 
-def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict:
+def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any],
+                  rule: str = "") -> Dict:
     """The notebook of a hand-out: given code, then per exercise doc, stub, check.
 
     Parameters
@@ -114,6 +115,8 @@ def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict
         ``imports``), in chapter order.
     by_id : dict
         The exercises, by id.
+    rule : str, optional
+        A paragraph for the first cell (the hand-out's grading rule).
 
     Returns
     -------
@@ -135,7 +138,7 @@ def notebook_json(title: str, modules: List[Any], by_id: Dict[str, Any]) -> Dict
                    f"{', '.join(by_id)}.\n\nRun the cells in order.  Write the "
                    "bodies that raise `NotImplementedError` (the message says what "
                    "to compute); the cell after each checks it.  Everything else is "
-                   "given and works."),
+                   "given and works." + (f"\n\n{rule}" if rule else "")),
              _cell("code", "\n".join(import_block(imports)), "given", "*")]
     for module in modules:
         given = [text for _, role, text in module.blocks if role == "given"]
