@@ -415,6 +415,14 @@ class SGD(optim.SGD):
         -------
         None
 
+        Notes
+        -----
+        The chapter's options, 0 unless the optimizer was given them: with
+        ``self.weight_decay`` :math:`= \lambda`, :math:`g` is first
+        :math:`g + \lambda \theta`; with ``self.momentum`` :math:`= \mu`, the
+        step uses the buffer ``state["momentum_buffer"]``,
+        :math:`b_1 = g_1`, :math:`b_t = \mu b_{t-1} + g_t`, in place of :math:`g`.
+
         Examples
         --------
         >>> w = np.array([1.0])
@@ -471,8 +479,10 @@ class Adam(optim.Adam):
         Notes
         -----
         With :math:`(\beta_1, \beta_2)` = ``self.betas``, :math:`\epsilon` =
-        ``self.eps``, :math:`\eta` = ``self.lr`` and :math:`t` =
-        ``self.steps``, the number of this step (from 1):
+        ``self.eps``, :math:`\eta` = ``self.lr``, :math:`t` =
+        ``self.step_number()``, the number of this step (from 1), and :math:`g`
+        first :math:`g + \lambda \theta` where ``self.weight_decay``
+        :math:`= \lambda` is not 0:
 
         .. math::
 
