@@ -15,6 +15,8 @@ from pathlib import Path
 import mpmath
 import numpy as np
 import pytest
+from scipy.optimize import minimize_scalar
+from scipy.special import logsumexp
 
 import scratchnet as sn
 from scratchnet import information, layers, scoring
@@ -497,7 +499,22 @@ def test_fit_temperature_finds_a_minimum_inside_narrow_bounds():
     ((0.9, 1.1), [[5.0, 0.0], [0.0, 5.0]], [1, 0],
      "the NLL still falls as T grows past T_max = 1.1 (the logits rank the right "
      "class no better than chance); the minimum lies beyond it (use more held-out "
-     "data, or widen bounds)")])
+     "data, or widen bounds)"),
+    # ... even where the slope at T = 100 is small (0.25: under one)
+    ((0.9, 1.1), [[0.5, 0.0], [0.0, 0.5]], [1, 0],
+     "the NLL still falls as T grows past T_max = 1.1 (the logits rank the right "
+     "class no better than chance); the minimum lies beyond it (use more held-out "
+     "data, or widen bounds)"),
+    # a minimum at T = 70, between T = 50 and SOFTEST = 100: cut off by T_max = 10
+    ((0.5, 10.0), [[70 * math.log(3), 0.0]] * 4, T4,
+     "the NLL is least at T = 70, above T_max = 10: the bounds given cut the "
+     "minimum off (widen them to reach it)"),
+    # a minimum at T = 0.18, below SHARPEST = 0.25: read as separated logits
+    ((0.5, 10.0), [[0.18 * math.log(3), 0.0]] * 4, T4,
+     "the NLL still falls as T drops below T_min = 0.5 (the logits separate every "
+     "class of these data, or nearly: the few errors they make cost less than the "
+     "sharpening gains); the minimum lies beyond it (use more held-out data, or "
+     "widen bounds)")])
 def test_fit_temperature_returns_the_bound_beyond_which_its_minimum_lies(bounds, z, c,
                                                                          side):
     bound = bounds[0] if "T_min" in side else bounds[1]
@@ -525,3 +542,37 @@ def test_fit_temperature_returns_the_bound_beyond_which_its_minimum_lies(bounds,
 def test_temperature_refuses_what_has_no_finite_temperature(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+def _nll(z, t, T):
+    """The held-out NLL at temperature T, written out with SciPy's logsumexp."""
+    z = np.asarray(z, dtype=float) / T
+    return float(np.mean(logsumexp(z, axis=1) - z[np.arange(len(t)), t]))
+
+
+def _three_validation_sets():
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(200, 3)) * 3
+    wide = (z + 2 * rng.normal(size=z.shape)).argmax(1)
+    small = rng.normal(size=(500, 10)) * 0.3             # curvature under one
+    return [(Z4, T4), (z, wide), (small, (5 * small + rng.gumbel(size=small.shape))
+                                  .argmax(1))]
+
+
+@pytest.mark.parametrize("z, t", _three_validation_sets())
+def test_fit_temperature_converges_in_a_few_newton_steps(monkeypatch, z, t):
+    # Newton's method converges quadratically: eight evaluations of the slope
+    # here (the two bounds, then Newton from beta = 1); bisection alone needs
+    # about fifty to reach the same rounding (issue 41: a converged step that
+    # landed on the bracket's end used to bisect on for 27 more)
+    calls = []
+    real = sn.temperature.softmax
+    monkeypatch.setattr(sn.temperature, "softmax",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    found = sn.temperature.fit_temperature(z, t)
+    assert len(calls) <= 10
+    best = minimize_scalar(lambda log_t: _nll(z, t, math.exp(log_t)),
+                           bounds=(math.log(1e-2), math.log(1e2)), method="bounded",
+                           options={"xatol": 1e-10})
+    assert math.log(found) == pytest.approx(best.x, abs=1e-6)
+    assert _nll(z, t, found) <= best.fun + 1e-14

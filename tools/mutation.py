@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -53,7 +54,7 @@ CORE = {
     "bayes": ["test_bayes.py"],
     "readouts": ["test_readouts.py", "test_readouts_undo_options.py",
                  "test_fast_readout.py"],
-    "temperature": ["test_digits.py", "test_argument_kinds.py"],
+    "temperature": ["test_digits.py", "test_argument_kinds.py", "test_real_honest.py"],
 }
 #: What the tests read besides the package and the tests themselves, copied with
 #: them into the directory where mutmut runs them: the configuration, the
@@ -108,11 +109,18 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="scratchnet-mutation-"))
     try:
         _copy_tree(work)
-        with open(work / "setup.cfg", "a") as cfg:
-            cfg.write(_config(args.modules))
+        cfg = work / "setup.cfg"
+        # mutmut runs pytest in its own process, one mutant at a time: not on
+        # pytest-xdist's workers, which the test command's addopts start
+        cfg.write_text(re.sub(r"-n \S+ --dist \S+ ", "", cfg.read_text())
+                       + _config(args.modules))
         print(f"mutation: mutating {', '.join(args.modules)} in {work}", flush=True)
-        subprocess.run(["mutmut", "run", "--max-children", str(args.jobs)], cwd=work,
-                       check=False)
+        run = subprocess.run(["mutmut", "run", "--max-children", str(args.jobs)],
+                             cwd=work, check=False)
+        if run.returncode != 0:
+            print(f"mutation: mutmut run failed (exit status {run.returncode}); "
+                  "no score", file=sys.stderr)
+            return 1
         subprocess.run(["mutmut", "export-cicd-stats"], cwd=work, check=True,
                        capture_output=True)
         stats = json.loads((work / "mutants" / "mutmut-cicd-stats.json").read_text())
@@ -121,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         survivors = [line.split(":")[0].strip() for line in results.splitlines()
                      if line.strip().endswith(": survived")]
         tested = stats["killed"] + stats["survived"] + stats["timeout"]
+        if tested == 0:
+            print("mutation: no mutant was tested; no score", file=sys.stderr)
+            return 1
         score = (stats["killed"] + stats["timeout"]) / max(tested, 1)
         out = [f"# Mutation testing: {', '.join(args.modules)}", "",
                f"killed {stats['killed']}, timed out {stats['timeout']}, "
