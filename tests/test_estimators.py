@@ -63,7 +63,7 @@ def _expected_failures(estimator):
             "are errors here"}
 
 
-# The networks train 100 steps: the only checks that need training
+# The networks train 100 steps: the checks that need a trained network
 # (check_classifiers_train's accuracy bar) pass with it; trained 5 steps they fail.
 @parametrize_with_checks([
     GaussianClassifier(),
