@@ -40,7 +40,19 @@ def task():
     return sn.tasks.separated()
 
 
-def test_training_on_the_separated_task_reaches_the_posterior(task):
+@pytest.fixture(scope="module")
+def separated_runs(task):
+    """TwoLayerMLP(1, 64, 2), batch 64, lr 0.1, plain SGD, 1,000 steps, seeds 0-4:
+    (model, history) each, trained once for the tests below."""
+    runs = []
+    for seed in range(5):
+        model = sn.TwoLayerMLP(1, 64, 2, rng=seed)
+        runs.append((model, sn.train(model, task, steps=1000, batch_size=64, lr=0.1,
+                                     rng=100 + seed, snapshot_steps=[100, 1000])))
+    return runs
+
+
+def test_training_on_the_separated_task_reaches_the_posterior(task, separated_runs):
     """TwoLayerMLP(1, 64, 2), batch 64, lr 0.1, plain SGD, 1,000 steps, 5 seeds.
 
     The expected KL to the Bayes posterior must fall below 0.01 nats in at
@@ -49,10 +61,7 @@ def test_training_on_the_separated_task_reaches_the_posterior(task):
     """
     bayes = task.bayes_loss()
     kls, gaps = [], []
-    for seed in range(5):
-        model = sn.TwoLayerMLP(1, 64, 2, rng=seed)
-        history = sn.train(model, task, steps=1000, batch_size=64, lr=0.1, rng=100 + seed,
-                           snapshot_steps=[100, 1000])
+    for model, history in separated_runs:
         kls.append(history.snapshot_kl[-1])
         gaps.append(history.losses[-500:].mean() - bayes)
         # the last snapshot is taken after the last update: an integral by hand agrees
@@ -62,11 +71,10 @@ def test_training_on_the_separated_task_reaches_the_posterior(task):
     assert max(abs(g) for g in gaps) < 0.02, gaps
 
 
-def test_expected_kl_of_a_relu_network_is_the_integral_to_1e_6(task):
+def test_expected_kl_of_a_relu_network_is_the_integral_to_1e_6(task, separated_runs):
     # the network's kinks fall inside quadrature panels: the rule for models must
     # be dense enough that they cost less than 1e-6 (5e-4 to 6e-3 on the coarse rule)
-    model = sn.TwoLayerMLP(1, 64, 2, rng=0)
-    sn.train(model, task, steps=1000, batch_size=64, lr=0.1, rng=100)
+    model = separated_runs[0][0]          # seed 0, trained 1,000 steps
     by_hand = expected_kl_by_hand(model.params, task.means, task.scales, task.priors)
     assert task.expected_kl(model) == pytest.approx(by_hand, rel=1e-6)
 
