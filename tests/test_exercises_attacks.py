@@ -131,9 +131,7 @@ def test_a_self_check_says_so(tmp_path):
     ("optim", "np.sqrt(v_hat) + self.eps", "np.sqrt(v_hat + self.eps)", "Adam.update",
      ""),
     ("mlp", "dz = relu_backward(dh, z)", "dz = dh", "TwoLayerMLP.backward",
-     "skips the activation"),
-    ("mlp", "dz = relu_backward(dh, z)", "dz = dh", "TwoLayerMLP.backward",
-     "expected KL to the posterior"),
+     ("skips the activation", "expected KL to the posterior")),   # one grading, both
 ])
 def test_wrong_code_loses_points_with_evidence(tmp_path, module, old, new, exercise,
                                                hint):
@@ -141,7 +139,8 @@ def test_wrong_code_loses_points_with_evidence(tmp_path, module, old, new, exerc
     r = results[exercise]
     assert r["points"] < r["max_points"], r
     texts = [c["message"] + " " + c["hint"] for c in r["checks"]]
-    assert any(hint in t for t in texts), texts
+    for said in (hint,) if isinstance(hint, str) else hint:
+        assert any(said in t for t in texts), (said, texts)
 
 
 def test_right_code_keeps_its_points(tmp_path):
@@ -200,7 +199,9 @@ def test_hints_only_from_evidence(tmp_path):
 def test_the_posterior_check_fails_untrained_linear_and_skipping_networks():
     """Margins (the reference's is in test_exercises.py): an untrained network, the
     best network linear in x (logistic regression), and a backward that skips the
-    ReLU, trained as the check trains."""
+    ReLU, trained as the check trains (from seed 0) and from seed 1: 1.77 and 2.19
+    times the threshold (the same within 1e-16 nats under OpenBLAS's Haswell and
+    Sandybridge kernels; at least 1.47 over seeds 0 to 11), asked for 1.25."""
     from sklearn.linear_model import LogisticRegression
 
     from scratchnet.exercises.sides import Local
@@ -225,7 +226,7 @@ def test_the_posterior_check_fails_untrained_linear_and_skipping_networks():
                     "b2": dlogits.sum(0)}
 
     kls = [train_to_posterior(Local(SkipsTheReLU), SkipsTheReLU(1, 16, 2, rng=seed),
-                              seed=seed) for seed in range(4)]
+                              seed=seed) for seed in range(2)]
     assert min(kls) > 1.25 * KL_THRESHOLD, kls
 
 

@@ -4,11 +4,18 @@ function as an exercise, notebook hand-outs, a class graded to CSV, Gradescope's
 The homework is the trial's: softmax and log_softmax, cross_entropy and its
 gradient, linear_backward and relu_backward, the network's backward, and the
 label-smoothed cross-entropy of the instructor's own (examples/label_smoothing.py).
+
+Grading spawns sandboxed children, so the whole homework is graded twice only (the
+answer key by the assignment, the solutions notebook self-checked); a class and the
+autograder grade by a smaller assignment of three of its exercises in three modules
+(the instructor's among them), the other tests grade the exercises they are about.
 """
 
 import ast
+import contextlib
 import csv
 import inspect
+import io
 import json
 import os
 import re
@@ -34,6 +41,10 @@ TRIAL = ["softmax", "log_softmax", "cross_entropy", "cross_entropy_grad",
          "linear_backward", "relu_backward", "TwoLayerMLP.backward",
          "smoothed_cross_entropy"]
 TOTAL = sum(e.points for e in ex.select(TRIAL[:-1])) + 6
+#: The assignment a class and the autograder are graded by: three modules'
+#: exercises, the instructor's included (its file travels with the assignment).
+SMALL = ["log_softmax", "relu_backward", "smoothed_cross_entropy"]
+SMALL_TOTAL = 6 + 5 + 6
 
 
 @pytest.fixture(scope="module")
@@ -47,15 +58,36 @@ def course(tmp_path_factory):
     assert main([*make, "--out", str(root / "key"), "--solutions"]) == 0
     assert main([*make, "--out", str(root / "nb"), "--notebook"]) == 0
     assert main([*make, "--out", str(root / "nb"), "--notebook", "--solutions"]) == 0
+    ex.write_assignment(SMALL, root / "small.json", exercises_file=OWN)
     return root
 
 
-def _pytest_doctests(folder: Path) -> str:
+def _pytest_doctests(root: Path, *folders: str) -> str:
+    """``pytest --doctest-modules`` on the hand-outs ``folders`` of ``root``, one
+    line per example's docstring (``-v``) and one per failure or error (``-rfE``)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "pytest", "--doctest-modules",
-                           folder.name, "-q", "-p", "no:cacheprovider"],
-                          cwd=folder.parent, env=env, capture_output=True, text=True)
+                           *folders, "-v", "-rfE", "-p", "no:cacheprovider"],
+                          cwd=root, env=env, capture_output=True, text=True)
     return done.stdout
+
+
+#: Chapter functions whose bodies call private helpers of their chapter.
+HELPED = ["binary_cross_entropy_with_logits", "log_sigmoid", "softmax_forward"]
+
+
+@pytest.fixture(scope="module")
+def doctests(course):
+    """The examples of the trial's answer key and skeleton, of the whole
+    catalogue's, and of the key of :data:`HELPED`, run by one pytest: its output
+    and each docstring's outcome."""
+    ex.make([], course / "catalogue_key", solutions=True)
+    ex.make([], course / "catalogue_hw")
+    ex.make(HELPED, course / "helped_key", solutions=True)
+    out = _pytest_doctests(course, "key", "hw", "catalogue_key", "catalogue_hw",
+                           "helped_key")
+    outcomes = dict(re.findall(r"^(\S+::\S+) (PASSED|FAILED|ERROR)", out, re.M))
+    return out, outcomes
 
 
 def _key_with(key: Path, wrong: Path, module: str, old: str, new: str) -> Path:
@@ -71,13 +103,14 @@ def _key_with(key: Path, wrong: Path, module: str, old: str, new: str) -> Path:
 
 # --- hand-outs written for the exercise (item 3) --------------------------------------
 
-def test_the_handouts_examples_pass_on_the_key_and_fail_on_the_skeleton(course):
-    key = _pytest_doctests(course / "key")
-    assert "failed" not in key and re.search(r"\d+ passed", key), key
-    skeleton = _pytest_doctests(course / "hw")
+def test_the_handouts_examples_pass_on_the_key_and_fail_on_the_skeleton(doctests):
+    out, outcomes = doctests
+    key = {item: outcome for item, outcome in outcomes.items() if item.startswith("key/")}
+    assert key and set(key.values()) == {"PASSED"}, out
     for ex_id in TRIAL:
         module = ex.select([ex_id])[0].chapter
-        assert f"FAILED hw/{module}.py::hw.{module}.{ex_id}" in skeleton, ex_id
+        assert key[f"key/{module}.py::key.{module}.{ex_id}"] == "PASSED", ex_id
+        assert outcomes[f"hw/{module}.py::hw.{module}.{ex_id}"] == "FAILED", ex_id
 
 
 @pytest.mark.parametrize("edition", ["hw", "key"])
@@ -143,7 +176,7 @@ def test_any_public_chapter_function_is_an_exercise_with_generic_checks(tmp_path
     wrong = tmp_path / "wrong"
     _key_with(tmp_path / "key", wrong, "layers.py", "return out, out",
               "return out * 1.001, out")
-    result = {r["id"]: r for r in ex.check(wrong).results}["tanh_forward"]
+    result = ex.check(wrong, only=["tanh_forward"]).results[0]
     failed = {c["name"] for c in result["checks"] if c["status"] != "pass"}
     assert {"docstring examples", "random inputs"} <= failed
 
@@ -179,41 +212,56 @@ def test_the_solutions_notebook_runs_and_passes_its_checks(course):
             exec("".join(cell["source"]), namespace)   # the checks raise if wrong
 
 
-def test_a_notebook_is_graded_as_the_package(course, tmp_path):
-    for name in ("homework", "solutions"):
-        upload = tmp_path / name
-        upload.mkdir()
-        shutil.copy(course / "nb" / f"{name}.ipynb", upload)
-    assert grade(tmp_path / "solutions", course / "assignment.json").score == TOTAL
-    assert grade(tmp_path / "homework", course / "assignment.json").score == 0
-
-
-# --- a class at once (item 7) ---------------------------------------------------------
-
-def test_a_class_is_graded_into_one_csv_table(course, tmp_path, capsys):
-    uploads = tmp_path / "uploads"
+@pytest.fixture(scope="module")
+def graded_class(course, tmp_path_factory):
+    """A class graded into one CSV by the smaller assignment: the rows, and what
+    was printed.  Each kind of upload once: a package, a notebook's skeleton in a
+    folder, the files in a folder, the notebook with every answer (alone, and in
+    a folder, as Gradescope hands it over), nothing, and a missing one."""
+    folder = tmp_path_factory.mktemp("class")
+    uploads = folder / "uploads"
     shutil.copytree(course / "key", uploads / "ada")               # a package
-    shutil.copytree(course / "hw", uploads / "bob")                # the skeleton
+    (uploads / "bob").mkdir()                                      # the skeleton,
+    shutil.copy(course / "nb" / "homework.ipynb", uploads / "bob")  # a notebook
     (uploads / "cy" / "inner").mkdir(parents=True)                 # files, in a folder
     for path in (course / "key").glob("*.py"):
         if path.name != "__init__.py":
             shutil.copy(path, uploads / "cy" / "inner" / path.name)
     shutil.copy(course / "nb" / "solutions.ipynb", uploads / "dee.ipynb")  # notebook
     (uploads / "eve").mkdir()                                      # nothing
-    table = tmp_path / "grades.csv"
+    (uploads / "fay").mkdir()                                      # a notebook
+    shutil.copy(course / "nb" / "solutions.ipynb", uploads / "fay")  # in a folder
+    table = folder / "grades.csv"
     argv = ["check", *sorted(str(p) for p in uploads.iterdir()), str(uploads / "zed"),
-            "--assignment", str(course / "assignment.json"), "--csv", str(table)]
-    assert main(argv) == 0
+            "--assignment", str(course / "small.json"), "--csv", str(table)]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(argv) == 0
     with table.open() as text:
         rows = {r["submission"]: r for r in csv.DictReader(text)}
-    assert list(rows) == ["ada", "bob", "cy", "dee.ipynb", "eve", "zed"]
-    assert list(rows["ada"])[1:-3] == TRIAL
-    assert [rows[s]["total"] for s in rows] == [f"{TOTAL}", "0", f"{TOTAL}",
-                                                f"{TOTAL}", "0", "0"]
-    assert rows["ada"]["TwoLayerMLP.backward"] == "8"
-    assert rows["bob"]["softmax"] == rows["eve"]["softmax"] == "0"
+    return rows, printed.getvalue()
+
+
+def test_a_notebook_is_graded_as_the_package(graded_class):
+    rows, _ = graded_class
+    assert rows["dee.ipynb"]["total"] == rows["fay"]["total"] == f"{SMALL_TOTAL}"
+    assert rows["fay"]["smoothed_cross_entropy"] == "6"   # the instructor's, too
+    assert rows["bob"]["total"] == "0" and not rows["bob"]["error"]
+
+
+# --- a class at once (item 7) ---------------------------------------------------------
+
+def test_a_class_is_graded_into_one_csv_table(graded_class):
+    rows, printed = graded_class
+    assert list(rows) == ["ada", "bob", "cy", "dee.ipynb", "eve", "fay", "zed"]
+    assert list(rows["ada"])[1:-3] == SMALL
+    assert [rows[s]["total"] for s in rows] == [f"{SMALL_TOTAL}", "0", f"{SMALL_TOTAL}",
+                                                f"{SMALL_TOTAL}", "0", f"{SMALL_TOTAL}",
+                                                "0"]
+    assert rows["ada"]["relu_backward"] == "5"
+    assert rows["bob"]["log_softmax"] == rows["eve"]["log_softmax"] == "0"
     assert "no such submission" in rows["zed"]["error"] and not rows["ada"]["error"]
-    assert f"eve: 0/{TOTAL}" in capsys.readouterr().out
+    assert f"eve: 0/{SMALL_TOTAL}" in printed
 
 
 def test_csv_needs_an_assignment_and_several_submissions_need_csv(course, capsys):
@@ -252,10 +300,12 @@ def test_the_autograder_zip_grades_uploads_end_to_end_in_a_clean_venv(course, tm
     one (PEP 668: its pip refuses to install outside a venv); run_autograder grades
     $AUTOGRADER_ROOT/submission with it into results/results.json.  The venv finds
     this interpreter's NumPy and Matplotlib (a .pth file put there before setup.sh
-    runs), so nothing is downloaded."""
+    runs), so nothing is downloaded.  The assignment is the smaller one (three
+    exercises, the instructor's file with them): each upload kind is graded by
+    the installed wheel as the class is."""
     marked, python = _system_python()
     archive = tmp_path / "autograder.zip"
-    assert main(["autograder", "--assignment", str(course / "assignment.json"),
+    assert main(["autograder", "--assignment", str(course / "small.json"),
                  "--out", str(archive)]) == 0
     names = zipfile.ZipFile(archive).namelist()
     assert {"setup.sh", "run_autograder", "assignment.json", OWN.name} <= set(names)
@@ -296,10 +346,10 @@ def test_the_autograder_zip_grades_uploads_end_to_end_in_a_clean_venv(course, tm
         return json.loads((root / "results" / "results.json").read_text())
 
     flat = [p for p in (course / "key").glob("*.py") if p.name != "__init__.py"]
-    assert run(flat)["score"] == TOTAL
+    assert run(flat)["score"] == SMALL_TOTAL
     notebook = run([course / "nb" / "solutions.ipynb"])
-    assert notebook["score"] == TOTAL and len(notebook["tests"]) > len(TRIAL)
-    skeleton = run([course / "hw" / "softmax.py"])
+    assert notebook["score"] == SMALL_TOTAL and len(notebook["tests"]) > len(SMALL)
+    skeleton = run([course / "hw" / "layers.py"])   # a stub, and two modules missing
     assert skeleton["score"] == 0 and skeleton["visibility"] == "visible"
     assert all(t["status"] == "failed" and t["output"].startswith("not run:")
                for t in skeleton["tests"]), skeleton["tests"][:2]
@@ -347,7 +397,8 @@ def test_the_own_exercise_gets_the_catalogues_treatment(course, tmp_path):
     wrong = tmp_path / "wrong"
     _key_with(course / "key", wrong, "losses.py", "smoothed * log_softmax(logits)",
               "smoothed * np.log(np.exp(logits) / np.exp(logits).sum(-1, keepdims=True))")
-    result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
+    result = {r["id"]: r for r in grade(wrong, course / "assignment.json",
+                                        only=["smoothed_cross_entropy"]).results}
     failed = [c["name"] for c in result["smoothed_cross_entropy"]["checks"]
               if c["status"] not in ("pass", "carried")]
     assert failed == ["inputs 3"]
@@ -358,7 +409,9 @@ def test_a_log_softmax_mistake_is_charged_once_through_the_own_exercise(course,
     wrong = tmp_path / "wrong"
     _key_with(course / "key", wrong, "softmax.py", "        return (x - m) - log_sum",
               "        return x - m")   # the log of the sum left out
-    result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
+    result = {r["id"]: r for r in grade(wrong, course / "assignment.json",
+                                        only=["log_softmax", "smoothed_cross_entropy"]
+                                        ).results}
     assert result["log_softmax"]["points"] < result["log_softmax"]["max_points"]
     own = result["smoothed_cross_entropy"]
     assert own["points"] == own["max_points"]
@@ -384,7 +437,7 @@ def test_weights_and_visibility_reach_gradescope(course, tmp_path):
     path = tmp_path / "assignment.json"
     path.write_text(json.dumps(spec))
     results = tmp_path / "results.json"
-    grade(course / "key", path, json_path=results)
+    grade(course / "key", path, json_path=results, only=["softmax"])
     tests = {t["name"]: t for t in json.loads(results.read_text())["tests"]}
     assert tests["softmax: float32 kept"]["visibility"] == "hidden"
     assert tests["softmax: values"]["visibility"] == "after_published"
@@ -426,7 +479,9 @@ def test_a_check_credits_the_right_arrays_of_several(course, tmp_path):
     wrong = tmp_path / "wrong"
     _key_with(course / "key", wrong, "layers.py", "db = dout.sum(axis=0)",
               "db = dout.sum(axis=0) * 2")
-    result = {r["id"]: r for r in grade(wrong, course / "assignment.json").results}
+    result = {r["id"]: r for r in grade(wrong, course / "assignment.json",
+                                        only=["linear_backward", "TwoLayerMLP.backward"]
+                                        ).results}
     checks = {c["name"]: c for c in result["linear_backward"]["checks"]}
     values = checks["values"]
     assert values["status"] == "fail" and "dx and dW are right" in values["message"]
@@ -441,28 +496,33 @@ def test_a_check_credits_the_right_arrays_of_several(course, tmp_path):
     assert backward["points"] == backward["max_points"]
 
 
-def test_every_catalogue_handout_passes_its_examples_only_when_written(tmp_path):
-    ex.make([], tmp_path / "hw")
-    ex.make([], tmp_path / "key", solutions=True)
-    key = _pytest_doctests(tmp_path / "key")
-    assert "failed" not in key and "error" not in key.lower(), key
-    skeleton = _pytest_doctests(tmp_path / "hw")
-    for exercise in ex.CATALOGUE:
-        assert f"hw.{exercise.chapter}.{exercise.id}" in skeleton, exercise.id
+def test_every_catalogue_handout_passes_its_examples_only_when_written(doctests):
+    out, outcomes = doctests
+    key = {item: outcome for item, outcome in outcomes.items()
+           if item.startswith("catalogue_key/")}
+    assert key and set(key.values()) == {"PASSED"}, out
+    assert not re.search(r"^ERROR", out, re.M), out   # every module imports
+    for e in ex.CATALOGUE:
+        name = f"{e.chapter}.py::{{}}.{e.chapter}.{e.id}"
+        assert key[f"catalogue_key/{name.format('catalogue_key')}"] == "PASSED", e.id
+        assert outcomes[f"catalogue_hw/{name.format('catalogue_hw')}"] == "FAILED", e.id
 
 
-def test_a_chapter_function_with_private_helpers_is_handed_out_without_them(tmp_path):
-    names = ["binary_cross_entropy_with_logits", "log_sigmoid", "softmax_forward"]
-    ex.make(names, tmp_path / "key", solutions=True)
-    for path in (tmp_path / "key").glob("*.py"):
+def test_a_chapter_function_with_private_helpers_is_handed_out_without_them(course,
+                                                                            doctests):
+    key = course / "helped_key"
+    for path in key.glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
                     "scratchnet"):
                 assert not any(p.startswith("_") for p in node.module.split("."))
                 assert not any(a.name.startswith("_") for a in node.names)
-    assert "failed" not in _pytest_doctests(tmp_path / "key")
-    results = {r["id"]: r for r in ex.check(tmp_path / "key").results}
+    out, outcomes = doctests
+    examples = {item: outcome for item, outcome in outcomes.items()
+                if item.startswith("helped_key/")}
+    assert len(examples) >= len(HELPED) and set(examples.values()) == {"PASSED"}, out
+    results = {r["id"]: r for r in ex.check(key).results}
     assert results["binary_cross_entropy_with_logits"]["points"] == 5
     assert results["log_sigmoid"]["points"] == 5
     # the sandbox holds no library: the chapter's softmax the hand-out imports for
