@@ -232,6 +232,11 @@ def unpack(payload: bytes) -> Any:
     Traceback (most recent call last):
     ...
     scratchnet.exercises.frames.ProtocolError: a malformed frame: ...
+    >>> forged = pack(np.zeros(2)).replace(b'"<f8"', b'"|O8"')   # pointers
+    >>> unpack(forged)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    scratchnet.exercises.frames.ProtocolError: ...: an array of dtype '|O8'
     """
     try:
         size = int.from_bytes(payload[:8], "big")
