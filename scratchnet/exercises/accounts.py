@@ -16,7 +16,6 @@ grader compares what comes back
 from __future__ import annotations
 
 import copy
-import doctest
 import faulthandler
 import os
 import traceback
@@ -199,12 +198,23 @@ def examples(func: Callable, limit: float) -> Dict[str, Any]:
     >>> result["examples"], "Expected:" in result["failed"]
     (2, True)
     """
+    # imported here: only a self-check's examples need it, not every child
+    import doctest
+
+    class Examples(doctest.DocTestRunner):
+        """A doctest runner that lets a stub's ``NotImplementedError`` through."""
+
+        def report_unexpected_exception(self, out, test, example, exc_info):
+            if issubclass(exc_info[0], NotImplementedError):
+                raise exc_info[1]
+            super().report_unexpected_exception(out, test, example, exc_info)
+
     globs = dict(getattr(func, "__globals__", {}))
     test = doctest.DocTestParser().get_doctest(
         getattr(func, "__doc__", None) or "", globs,
         getattr(func, "__name__", "examples"), None, 0)
     report: List[str] = []
-    runner = _Examples(optionflags=doctest.ELLIPSIS)
+    runner = Examples(optionflags=doctest.ELLIPSIS)
     faulthandler.dump_traceback_later(limit, exit=False)
     try:
         runner.run(test, out=report.append, clear_globs=False)
@@ -213,11 +223,3 @@ def examples(func: Callable, limit: float) -> Dict[str, Any]:
     return {"examples": len(test.examples),
             "failed": report[0].lstrip("*\n")[-600:] if runner.failures else ""}
 
-
-class _Examples(doctest.DocTestRunner):
-    """A doctest runner that lets a stub's ``NotImplementedError`` through."""
-
-    def report_unexpected_exception(self, out, test, example, exc_info):
-        if issubclass(exc_info[0], NotImplementedError):
-            raise exc_info[1]
-        super().report_unexpected_exception(out, test, example, exc_info)

@@ -27,7 +27,6 @@ of the student's docstring, run where the student's code runs.
 from __future__ import annotations
 
 import ast
-import doctest
 import inspect
 import re
 import textwrap
@@ -99,22 +98,25 @@ def random_inputs(name: str, covers: Tuple[str, ...],
     return out
 
 
-class _Runner(doctest.DocTestRunner):
-    """A doctest runner that lets "not implemented yet", and what the child says
-    (the student's code raised or hung), through to the grader."""
-
-    def report_unexpected_exception(self, out, test, example, exc_info):
-        if issubclass(exc_info[0], (NotImplementedError, StudentRaised, ChildLost)):
-            raise exc_info[1]
-        super().report_unexpected_exception(out, test, example, exc_info)
-
-
 def _first_failure(doc: str, globs: Dict[str, Any], name: str) -> str:
     """The report of the first of ``doc``'s examples that printed something else
     (its last 600 characters), or "" when all print what they show."""
+    # imported here: a grading process without such an exercise never needs it
+    import doctest
+
+    class Runner(doctest.DocTestRunner):
+        """Lets "not implemented yet", and what the child says (the student's code
+        raised or hung), through to the grader."""
+
+        def report_unexpected_exception(self, out, test, example, exc_info):
+            if issubclass(exc_info[0], (NotImplementedError, StudentRaised,
+                                        ChildLost)):
+                raise exc_info[1]
+            super().report_unexpected_exception(out, test, example, exc_info)
+
     test = doctest.DocTestParser().get_doctest(doc, globs, name, None, 0)
     report: List[str] = []
-    runner = _Runner(optionflags=doctest.ELLIPSIS)
+    runner = Runner(optionflags=doctest.ELLIPSIS)
     runner.run(test, out=report.append, clear_globs=False)
     return report[0].lstrip("*\n")[-600:] if runner.failures else ""
 

@@ -151,7 +151,10 @@ def grade(job: Dict[str, Any]) -> Report:
         ``dir`` (the staged package folder), ``exercises`` (the
         assignment's entries), ``allow``, ``limit`` (seconds per check),
         ``memory_mb``, ``mode``, ``own`` (the instructor's exercises files),
-        ``isolation`` (one of :data:`~scratchnet.exercises.sandbox.KINDS`).
+        ``isolation`` (one of :data:`~scratchnet.exercises.sandbox.KINDS`) and
+        optionally ``given`` (what the hand-out imports from scratchnet,
+        :func:`~scratchnet.exercises.analysis.handout_names`; computed here
+        when absent).
 
     Returns
     -------
@@ -172,7 +175,8 @@ def grade(job: Dict[str, Any]) -> Report:
                       cpu_seconds=int(max(60, 40 * job["limit"])))
         entries = {e["id"]: e for e in job["exercises"]}
         exercises = select(list(entries))
-        given = handout_names(tuple(ex.id for ex in exercises))
+        given = frozenset(job["given"]) if "given" in job else \
+            handout_names(tuple(ex.id for ex in exercises))
         findings = {ex.id: read_exercise(box.package, ex.chapter, ex.id, given=given,
                                          allow=[*job["allow"],
                                                 *entries[ex.id].get("allow", [])])
@@ -287,6 +291,10 @@ def check(directory: Any, *, assignment: Any = None, only: Sequence[str] = (),
             job["exercises"] = [e for e in job["exercises"] if e["id"] in wanted]
             if not job["exercises"]:
                 raise UsageError(f"none of {', '.join(only)} is graded in {directory}")
+        if not job["own"]:   # the catalogue's alone: the same names in any process,
+            # so a class graded in one process writes its hand-outs once
+            job["given"] = sorted(handout_names(tuple(
+                ex.id for ex in select([e["id"] for e in job["exercises"]]))))
         report = _grading_process(job, Path(tmp))
     report.seconds = time.perf_counter() - start
     if json_path is not None:

@@ -39,14 +39,16 @@ Each message is one *frame* on the child's stdin (requests) or stdout (answers;
 the student's prints go to stderr): an 8-byte big-endian length, checked against
 :data:`~scratchnet.exercises.frames.MAX_FRAME_BYTES` before anything is read,
 then the payload (:func:`pack`): a JSON header (at most 1 MiB), then each NumPy
-array as ``.npy`` bytes, its header checked against its length before it is read
-(``allow_pickle=False``).  Nothing from the child is ever unpickled or
+array's raw bytes, read once, after its dtype (numbers, booleans, strings,
+times: no objects, no fields) and shape, given in the header, are checked
+against their length.  Nothing from the child is ever unpickled or
 evaluated.  A malformed, oversized or late answer loses the child, charged to the
 check it came in.  Values are ``None``, booleans, numbers, strings, lists, dicts
-with string keys (``{"$dict": {...}}``), and these tagged objects: ``{"$array":
-i}`` (the i-th array), ``{"$tuple": [...]}``, ``{"$handle": n}`` (an object the
-child built and keeps), ``{"$object": "repr"}`` (anything else, described
-only).  Requests:
+with string keys (``{"$dict": {...}}``), and these tagged objects:
+``{"$array": i, "dtype": "<f8", "shape": [2, 3], "order": "C"}`` (the i-th
+array), ``{"$tuple": [...]}``, ``{"$handle": n}`` (an object the child built
+and keeps), ``{"$object": "repr"}`` (anything else, described only).
+Requests:
 
 ============  ===============================================================
 ``start``     ``package`` (where the child sees the submission), ``homes``

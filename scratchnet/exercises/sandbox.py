@@ -342,16 +342,12 @@ class Sandbox:
         >>> callable(Sandbox.end)
         True
         """
-        for pipe in (proc.stdin, proc.stdout):   # a shim that is waiting exits
+        for pipe in (proc.stdin, proc.stdout):
             try:
                 pipe.close()
             except (OSError, AttributeError):
                 pass
-        try:
-            proc.wait(timeout=0.2)
-        except subprocess.TimeoutExpired:
-            pass
-        if proc.poll() is None:
+        if proc.poll() is None:   # killed, not waited for: its answers are all in
             try:
                 os.killpg(proc.pid, signal.SIGKILL)   # bwrap: its namespace dies
             except OSError:

@@ -27,7 +27,6 @@ import __future__
 
 import faulthandler
 import importlib
-import importlib.abc
 import importlib.util
 import os
 import sys
@@ -60,10 +59,12 @@ frames, definitions = _beside("frames"), _beside("definitions")
 accounts = _beside("accounts")
 
 
-class _Given(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _Given:
     """Serves ``scratchnet``, ``scratchnet.mlp``, ``scratchnet.optim`` and
     ``scratchnet.exercises``: the hand-out's base classes and a check cell's
-    ``assert_passes`` (``given.py``), nothing else of the library."""
+    ``assert_passes`` (``given.py``), nothing else of the library.  A finder and
+    loader by their methods (``importlib.abc``'s base classes would cost every
+    child the import of ``importlib.resources``)."""
 
     def __init__(self, given: types.ModuleType) -> None:
         self.given = given
