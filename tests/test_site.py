@@ -114,6 +114,11 @@ window.addEventListener("load", function () {
 """
 
 
+# Pages served at the site's root but never written into the built site, which
+# tests/test_docs.py reads too: {name: HTML}.
+IN_MEMORY: dict = {}
+
+
 class _Handler(SimpleHTTPRequestHandler):
     """Serve the built site, with the probe added to every HTML page."""
 
@@ -121,12 +126,17 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
     def send_head(self):
+        name = self.path.split("?")[0].lstrip("/")
         path = Path(self.translate_path(self.path))
         if path.is_dir():
             path = path / "index.html"
-        if path.suffix != ".html" or not path.is_file():
+        if name in IN_MEMORY:
+            body = IN_MEMORY[name]
+        elif path.suffix == ".html" and path.is_file():
+            body = path.read_bytes()
+        else:
             return super().send_head()
-        body = path.read_bytes().replace(b"</body>", PROBE.encode() + b"</body>")
+        body = body.replace(b"</body>", PROBE.encode() + b"</body>")
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -242,12 +252,11 @@ PLANTED_FAULTS = (
 )
 
 
-def _plant(html_dir: Path, source: str) -> None:
-    """Write ``PLANTED``: the built page ``source`` with ``PLANTED_FAULTS`` in it."""
+def _planted(html_dir: Path, source: str) -> bytes:
+    """``PLANTED``: the built page ``source`` with ``PLANTED_FAULTS`` in it."""
     text = (html_dir / source).read_text(encoding="utf-8")
     assert "</main>" in text, f"{source} has no <main>"
-    text = text.replace("</main>", PLANTED_FAULTS + "</main>", 1)
-    (html_dir / PLANTED).write_text(text, encoding="utf-8")
+    return text.replace("</main>", PLANTED_FAULTS + "</main>", 1).encode()
 
 
 def _pages(html_dir: Path) -> list:
@@ -256,7 +265,6 @@ def _pages(html_dir: Path) -> list:
         str(p.relative_to(html_dir))
         for p in html_dir.rglob("*.html")
         if not {"_static", "_modules", "_sources", "_images"} & set(p.parts)
-        and not p.name.startswith("__")
     )
 
 
@@ -273,11 +281,10 @@ def reports(site, tmp_path_factory):
     html_dir = built_site()
     pages = _pages(html_dir)
     assert "derivation.html" in pages and len(pages) >= 40, pages
-    _plant(html_dir, "conventions.html")
-    (html_dir / "__frames__.html").write_text(
-        FRAMES_PAGE % (json.dumps([*pages, PLANTED]), AT_ONCE, DEADLINE_MS),
-        encoding="utf-8",
-    )
+    IN_MEMORY[PLANTED] = _planted(html_dir, "conventions.html")
+    IN_MEMORY["__frames__.html"] = (
+        FRAMES_PAGE % (json.dumps([*pages, PLANTED]), AT_ONCE, DEADLINE_MS)
+    ).encode()
     proc = _chromium(
         base + "__frames__.html",
         tmp_path_factory.mktemp("chromium") / "profile",
