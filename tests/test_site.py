@@ -1,24 +1,31 @@
 """The built site, read in a real browser with no network.
 
-The test builds the documentation, serves it from this machine and opens the
-derivation, an API page and a notebook chapter in headless Chromium, which may
-reach nothing but the local server.  A small script, added to every page as it
-is served, waits for MathJax to typeset the page and then writes what it found
-into the page, which Chromium prints (``--dump-dom``):
+The test builds the documentation, serves it from this machine and opens every
+page of it (all but the highlighted sources of ``_modules/``, which hold no
+prose) in one headless Chromium, which may reach nothing but the local server:
+a page of iframes, 1280 px wide each, one per page.  A small script, added to
+every page as it is served, waits for MathJax to typeset the page and then
+writes what it found into the page; the page of iframes gathers the reports and
+Chromium prints them (``--dump-dom``).  For every page:
 
 * every ``\\(``, ``\\[`` and ``$$`` of the text has been typeset: none is left
-  outside code, and MathJax's ``mjx-container`` elements are there;
-* every image has loaded (``naturalWidth > 0``);
-* every resource the page loaded came from the local server.
+  outside code, and a page with math has MathJax's ``mjx-container`` elements;
+* every image has loaded (``naturalWidth > 0``), and a notebook chapter has its
+  figures;
+* everything the page loaded, or asks for in a ``src`` or a stylesheet's
+  ``href``, comes from the local server;
+* no display equation is wider than the column holding it (MathJax does not
+  break long formulas: such an equation is clipped or scrolls).
 
-A second test opens every page with display math at once, each in an iframe
-1280 px wide, and fails when an equation is wider than the column holding it
-(MathJax does not break long formulas: such an equation is clipped or scrolls).
+One more page in the same run is a copy of a built page with a fault of each
+kind planted in it, and the probe must find every one: the checks above can fail.
 
-It also takes a screenshot of each page into a temporary folder
-(``scratchnet-screenshots-*``, kept; the paths are printed with ``pytest -s``),
-for a person to look at.  It is skipped where
-Chromium is not installed; ``.ci/run`` installs Debian's ``chromium``.
+Screenshots of the derivation, an API page and a chapter, for a person to look
+at, are taken only when asked: ``SCRATCHNET_SCREENSHOTS=1 python -m pytest -s
+tests/test_site.py`` writes them into a temporary folder
+(``scratchnet-screenshots-*``, kept) and prints their paths.  The tests are
+skipped where Chromium is not installed; ``.ci/run`` installs Debian's
+``chromium``.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import functools
 import html
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -43,17 +51,21 @@ pytest.importorskip("myst_nb")
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
 BROWSER = next((shutil.which(name) for name in BROWSERS if shutil.which(name)), None)
+needs_browser = pytest.mark.skipif(
+    BROWSER is None, reason="needs Chromium (apt-get install chromium)"
+)
 
+# The pages of the screenshots, each tall enough to show a figure of the
+# chapter, a "Taught in" line; each must also hold at least 5 typeset formulas.
 PAGES = {
     "derivation": "derivation.html",
     "api-losses": "api/losses.html",
     "notebook-03": "notebooks/03_bayes_posterior_gaussians.html",
 }
-# Screenshots tall enough to show a figure of the chapter, a "Taught in" line.
 HEIGHTS = {"derivation": 1600, "api-losses": 3200, "notebook-03": 4400}
 
 # Added before </body> of every page served: once MathJax is done, write a
-# report into a <pre id="site-probe"> for --dump-dom to print.
+# report into a <pre id="site-probe">.
 PROBE = """
 <script>
 document.addEventListener("DOMContentLoaded", function () {
@@ -66,12 +78,16 @@ window.addEventListener("load", function () {
       el.remove();
     }
     const text = main.textContent;
+    const asked = Array.from(document.querySelectorAll(
+      "script[src], img[src], iframe[src], source[src], link[rel~=stylesheet][href]"
+    )).map((el) => el.src || el.href);
     const out = {
       mjx: document.querySelectorAll("mjx-container").length,
       raw: ["\\\\(", "\\\\[", "$$"].filter((d) => text.includes(d)),
       images: Array.from(document.images).map(
         (img) => [img.getAttribute("src"), img.complete ? img.naturalWidth : -1]),
-      resources: performance.getEntriesByType("resource").map((e) => e.name),
+      resources: performance.getEntriesByType("resource").map((e) => e.name)
+        .concat(asked),
       // display equations wider than the column that holds them: [source, overflow px]
       wide: Array.from(document.querySelectorAll('mjx-container[display="true"]')).map(
         (c) => {
@@ -98,6 +114,11 @@ window.addEventListener("load", function () {
 """
 
 
+# Pages served at the site's root but never written into the built site, which
+# tests/test_docs.py reads too: {name: HTML}.
+IN_MEMORY: dict = {}
+
+
 class _Handler(SimpleHTTPRequestHandler):
     """Serve the built site, with the probe added to every HTML page."""
 
@@ -105,12 +126,17 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
     def send_head(self):
+        name = self.path.split("?")[0].lstrip("/")
         path = Path(self.translate_path(self.path))
         if path.is_dir():
             path = path / "index.html"
-        if path.suffix != ".html" or not path.is_file():
+        if name in IN_MEMORY:
+            body = IN_MEMORY[name]
+        elif path.suffix == ".html" and path.is_file():
+            body = path.read_bytes()
+        else:
             return super().send_head()
-        body = path.read_bytes().replace(b"</body>", PROBE.encode() + b"</body>")
+        body = body.replace(b"</body>", PROBE.encode() + b"</body>")
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -166,120 +192,184 @@ def _chromium(
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.skipif(BROWSER is None, reason="needs Chromium (apt-get install chromium)")
-@pytest.mark.parametrize("name", PAGES)
-def test_page_renders_offline(site, name, tmp_path):
-    base, shots = site
-    url = base + PAGES[name]
-    for attempt in range(2):  # a loaded machine may starve the first browser
-        proc = _chromium(url, tmp_path / f"profile-{attempt}", "--dump-dom")
-        found = re.search(r'<pre id="site-probe"[^>]*>(.*?)</pre>', proc.stdout, re.S)
-        if found:
-            break
-    assert found, f"no report from the page (Chromium said: {proc.stderr[-2000:]})"
-    report = json.loads(html.unescape(found.group(1)))
-
-    assert report["raw"] == [], f"{name}: math left untypeset: {report['raw']}"
-    # At 1280 px every display equation fits the column it sits in: nothing is
-    # clipped or needs a scroll bar (MathJax does not break lines by itself).
-    assert report["wide"] == [], (
-        f"{name}: equations wider than the {report['column']} px column at 1280 px: "
-        f"{report['wide']}"
-    )
-    assert report["mjx"] >= 5, f"{name}: only {report['mjx']} typeset formulas"
-    broken = [src for src, width in report["images"] if not width or width < 0]
-    assert broken == [], f"{name}: images that did not load: {broken}"
-    outside = [r for r in report["resources"] if not r.startswith(base)]
-    assert outside == [], f"{name}: resources from outside the site: {outside}"
-    assert any("mathjax" in r for r in report["resources"]), "MathJax was not loaded"
-    if name.startswith("notebook"):
-        assert report["images"], "a notebook chapter without its figures"
-
-    shot = shots / f"{name}.png"
-    _chromium(url, tmp_path / "shot", f"--screenshot={shot}", height=HEIGHTS[name])
-    assert shot.is_file() and shot.stat().st_size > 10_000, "no screenshot"
-    print(f"screenshot: {shot}")
-
-
-# A page of iframes, 1280 px wide each, one per page of the site with display
-# math: each iframe gets the probe above; once all have reported (or 150 s have
-# passed) the page writes their reports into <pre id="equations-probe">.  One
-# browser for all the pages keeps the test short.  The page returns as soon as all
-# have reported; 40 s were too few with the test command's second worker busy on
-# the other core at a load of 8 (most pages had not reported).
-EQUATIONS_PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>equations at 1280 px</title></head>
+# A page of iframes, 1280 px wide each, one per page of the site, at most
+# AT_ONCE loading at a time (the later ones then find MathJax, its fonts and the
+# theme in the browser's cache): each iframe gets the probe above; once all have
+# reported (or DEADLINE_MS of the browser's virtual time have passed) the page
+# writes their reports into <pre id="site-probes">.  One browser for all the
+# pages keeps the test short; a short deadline (40 s) left most pages without a
+# report with the test command's second worker busy on the other core at a load
+# of 8.
+AT_ONCE, DEADLINE_MS = 6, 600_000
+FRAMES_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>every page at 1280 px</title></head>
 <body style="margin: 0">
 <script>
-const pages = %s;
-const frames = pages.map((page) => {
+const pages = %s, atOnce = %d, deadline = %d;
+const frames = [];
+function open() {
   const frame = document.createElement("iframe");
-  frame.src = page;
+  frame.src = pages[frames.length];
   frame.width = "1280";
   frame.height = "900";
   frame.style.display = "block";
   document.body.appendChild(frame);
-  return frame;
-});
+  frames.push(frame);
+}
+function report(frame) {
+  const pre = frame.contentDocument && frame.contentDocument.getElementById("site-probe");
+  return pre ? JSON.parse(pre.textContent) : null;
+}
 const started = Date.now();
 const timer = setInterval(function () {
-  const reports = frames.map((frame) => {
-    const pre = frame.contentDocument && frame.contentDocument.getElementById("site-probe");
-    return pre ? JSON.parse(pre.textContent) : null;
-  });
-  if (reports.every((r) => r !== null) || Date.now() - started > 150000) {
+  let reports = frames.map(report);
+  const loading = reports.filter((r) => r === null).length;
+  for (let i = loading; i < atOnce && frames.length < pages.length; i++) { open(); }
+  reports = frames.map(report);
+  const done = frames.length === pages.length && reports.every((r) => r !== null);
+  if (done || Date.now() - started > deadline) {
     clearInterval(timer);
     const out = document.createElement("pre");
-    out.id = "equations-probe";
-    out.textContent = JSON.stringify(pages.map((page, i) => [page, reports[i]]));
+    out.id = "site-probes";
+    out.textContent = JSON.stringify(pages.map((page, i) => [page, reports[i] || null]));
     document.body.appendChild(out);
   }
-}, 250);
+}, 100);
 </script>
 </body></html>
 """
 
+# The page with planted faults: a copy of a built page with display math, with
+# an unmatched \( (as a :math: role left raw leaves one), a display equation
+# far wider than any column, and an image from outside the site.
+PLANTED = "__planted__.html"
+PLANTED_FAULTS = (
+    '<p>A formula cut in half: \\(x^2 and never closed.</p>\n'
+    '<div class="math notranslate nohighlight">\\['
+    + " + ".join(f"x_{{{i}}}" for i in range(200))
+    + '\\]</div>\n'
+    '<img src="http://planted.invalid/figure.png" alt="planted">\n'
+)
 
-@pytest.mark.skipif(BROWSER is None, reason="needs Chromium (apt-get install chromium)")
-def test_display_equations_fit_the_page_at_1280px(site, tmp_path):
-    """No display equation of any page is wider than its column in a 1280 px window.
 
-    MathJax does not break long formulas; one wider than the text column is
-    clipped or scrolls.  Every page with display math is opened at once, each in
-    an iframe 1280 px wide, and each equation's typeset width is compared with
-    the column that holds it.
-    """
-    base, _ = site
-    html_dir = built_site()
-    with_math = sorted(
+def _planted(html_dir: Path, source: str) -> bytes:
+    """``PLANTED``: the built page ``source`` with ``PLANTED_FAULTS`` in it."""
+    text = (html_dir / source).read_text(encoding="utf-8")
+    assert "</main>" in text, f"{source} has no <main>"
+    return text.replace("</main>", PLANTED_FAULTS + "</main>", 1).encode()
+
+
+def _pages(html_dir: Path) -> list:
+    """Every page of the site but the highlighted sources (``_modules/``)."""
+    return sorted(
         str(p.relative_to(html_dir))
         for p in html_dir.rglob("*.html")
-        if "_static" not in p.parts
-        and "_modules" not in p.parts
-        and 'div class="math notranslate nohighlight"' in p.read_text(encoding="utf-8")
+        if not {"_static", "_modules", "_sources", "_images"} & set(p.parts)
     )
-    assert "derivation.html" in with_math and len(with_math) >= 10, with_math
-    # The pages of PAGES are checked by test_page_renders_offline.
-    skip = set(PAGES.values())
-    pages = [page for page in with_math if page not in skip]
-    (html_dir / "__equations__.html").write_text(
-        EQUATIONS_PAGE % json.dumps(pages), encoding="utf-8"
+
+
+def _has_math(html_dir: Path, page: str) -> bool:
+    return 'class="math notranslate nohighlight"' in (html_dir / page).read_text(
+        encoding="utf-8"
     )
+
+
+@pytest.fixture(scope="module")
+def reports(site, tmp_path_factory):
+    """``{page: report}`` of every page and of ``PLANTED``, from one Chromium run."""
+    base, _ = site
+    html_dir = built_site()
+    pages = _pages(html_dir)
+    assert "derivation.html" in pages and len(pages) >= 40, pages
+    IN_MEMORY[PLANTED] = _planted(html_dir, "conventions.html")
+    IN_MEMORY["__frames__.html"] = (
+        FRAMES_PAGE % (json.dumps([*pages, PLANTED]), AT_ONCE, DEADLINE_MS)
+    ).encode()
     proc = _chromium(
-        base + "__equations__.html",
-        tmp_path / "profile",
+        base + "__frames__.html",
+        tmp_path_factory.mktemp("chromium") / "profile",
         "--dump-dom",
         height=1000,
         width=1300,
-        budget=170000,
-        timeout=400,
+        budget=DEADLINE_MS + 20_000,
+        timeout=540,
     )
-    found = re.search(r'<pre id="equations-probe"[^>]*>(.*?)</pre>', proc.stdout, re.S)
+    found = re.search(r'<pre id="site-probes"[^>]*>(.*?)</pre>', proc.stdout, re.S)
     assert found, f"no report (Chromium said: {proc.stderr[-2000:]})"
-    reports = json.loads(html.unescape(found.group(1)))
-    missing = [page for page, report in reports if report is None]
+    found = dict(json.loads(html.unescape(found.group(1))))
+    missing = [page for page, report in found.items() if report is None]
     assert missing == [], f"pages that did not report: {missing}"
-    untypeset = [page for page, report in reports if report["mjx"] == 0]
-    assert untypeset == [], f"pages whose math was not typeset: {untypeset}"
-    wide = {page: report["wide"] for page, report in reports if report["wide"]}
+    return found
+
+
+def _outside(report: dict, base: str) -> list:
+    return sorted({r for r in report["resources"] if not r.startswith(base)})
+
+
+@needs_browser
+def test_every_page_renders_offline(site, reports):
+    """On every page: the math typeset, every image loaded, nothing from outside."""
+    base, _ = site
+    html_dir = built_site()
+    problems = []
+    for page, report in reports.items():
+        if page == PLANTED:
+            continue
+        if report["raw"]:
+            problems.append(f"{page}: math left untypeset: {report['raw']}")
+        broken = [src for src, width in report["images"] if not width or width < 0]
+        if broken:
+            problems.append(f"{page}: images that did not load: {broken}")
+        if _outside(report, base):
+            problems.append(f"{page}: resources from outside the site: {_outside(report, base)}")
+        if _has_math(html_dir, page):
+            if report["mjx"] == 0:
+                problems.append(f"{page}: its math was not typeset")
+            if not any("mathjax" in r for r in report["resources"]):
+                problems.append(f"{page}: MathJax was not loaded")
+        if page.startswith("notebooks/") and not report["images"]:
+            problems.append(f"{page}: a notebook chapter without its figures")
+    assert problems == [], "\n".join(problems)
+    for name, page in PAGES.items():
+        assert reports[page]["mjx"] >= 5, f"{name}: only {reports[page]['mjx']} typeset formulas"
+
+
+@needs_browser
+def test_display_equations_fit_the_page_at_1280px(reports):
+    """No display equation of any page is wider than its column in a 1280 px window.
+
+    MathJax does not break long formulas; one wider than the text column is
+    clipped or scrolls.  Each equation's typeset width is compared with the
+    column that holds it.
+    """
+    wide = {page: r["wide"] for page, r in reports.items() if r["wide"] and page != PLANTED}
     assert wide == {}, f"equations wider than their column at 1280 px: {wide}"
+
+
+@needs_browser
+def test_the_probe_finds_each_planted_fault(site, reports):
+    """The copy of a page with a fault of each kind fails every check above."""
+    base, _ = site
+    report = reports[PLANTED]
+    assert report["mjx"] > 0, "the planted page's math was not typeset at all"
+    assert report["raw"] == ["\\("], report["raw"]
+    # the page copied has no wide equation (test above): the one found is planted
+    assert len(report["wide"]) == 1 + len(reports["conventions.html"]["wide"]), report["wide"]
+    broken = [src for src, width in report["images"] if not width or width < 0]
+    assert broken == ["http://planted.invalid/figure.png"], report["images"]
+    assert _outside(report, base) == ["http://planted.invalid/figure.png"]
+
+
+@needs_browser
+@pytest.mark.skipif(
+    os.environ.get("SCRATCHNET_SCREENSHOTS") != "1",
+    reason="screenshots for a person: set SCRATCHNET_SCREENSHOTS=1 (and pytest -s)",
+)
+@pytest.mark.parametrize("name", PAGES)
+def test_screenshot(site, name, tmp_path):
+    base, shots = site
+    shot = shots / f"{name}.png"
+    _chromium(base + PAGES[name], tmp_path / "shot", f"--screenshot={shot}",
+              height=HEIGHTS[name])
+    assert shot.is_file() and shot.stat().st_size > 10_000, "no screenshot"
+    print(f"screenshot: {shot}")
