@@ -1,9 +1,11 @@
 """Issue 37: a grader with nothing to steal.  Each attack is a real malicious submission.
 
-Every attack family is graded under both isolation paths the machine offers:
-bubblewrap (``SCRATCHNET_SANDBOX=bubblewrap``) and, as root, the dedicated uid
-(``SCRATCHNET_SANDBOX=uid``); a path that cannot run here is skipped with the
-reason.  The measure of an attack is the one the issue sets: no submission
+Every attack family is graded under the isolation path the grader takes here:
+bubblewrap where it is installed, else (as root) the dedicated uid, or the one
+``SCRATCHNET_SANDBOX`` names (``bubblewrap`` or ``uid``); a path that cannot run
+here is skipped with the reason.  ``.ci/run`` runs this file again with
+``SCRATCHNET_SANDBOX=uid`` after the test command, so CI grades every attack
+under both.  The measure of an attack is the one the issue sets: no submission
 scores more on an exercise than a submission that returns zeros, unless its
 own functions compute the answers.  The child's own view (its environment,
 its files, its processes) is read back through the one channel a submission
@@ -82,7 +84,12 @@ def _available(kind):
     return sandbox.probe("dedicated uid" if kind == "uid" else kind)
 
 
-@pytest.fixture(params=["bubblewrap", "uid"], scope="module")
+#: the path under test (see the module's docstring)
+ISOLATION = (os.environ.get("SCRATCHNET_SANDBOX")
+             or ("bubblewrap" if shutil.which("bwrap") else "uid"))
+
+
+@pytest.fixture(params=[ISOLATION], scope="module")
 def isolation(request):
     why = _available(request.param)
     if why:

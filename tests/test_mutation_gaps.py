@@ -16,7 +16,7 @@ import mpmath
 import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
-from scipy.special import logsumexp
+from scipy.special import logsumexp, softmax
 
 import scratchnet as sn
 from scratchnet import information, layers, scoring
@@ -576,3 +576,80 @@ def test_fit_temperature_converges_in_a_few_newton_steps(monkeypatch, z, t):
                            options={"xatol": 1e-10})
     assert math.log(found) == pytest.approx(best.x, abs=1e-6)
     assert _nll(z, t, found) <= best.fun + 1e-14
+
+
+# --- choose_temperature: the standard error and the check on halves, by hand ------
+
+
+def _beta_and_se(z, t, T):
+    """1/T and its sandwich standard error, from SciPy's softmax at beta = 1/T."""
+    z, t = np.asarray(z, dtype=float), np.asarray(t)
+    q = softmax(z / T, axis=1)
+    mean = (q * z).sum(axis=1)
+    g = mean - z[np.arange(len(t)), t]                    # each row's NLL'(beta)
+    var = (q * (z - mean[:, None]) ** 2).sum(axis=1)
+    return 1 / T, math.sqrt(np.mean(g**2) / len(t)) / var.mean()
+
+
+def _gain_of_halves(z, t, bounds):
+    """Summed NLL at T = 1 minus at the T fitted on the other half (alternate rows)."""
+    z, t = np.asarray(z, dtype=float), np.asarray(t)
+    even = np.arange(len(t)) % 2 == 0
+    gain = 0.0
+    for fit_on, test_on in ((even, ~even), (~even, even)):
+        best = minimize_scalar(lambda log_t, f=fit_on: _nll(z[f], t[f], math.exp(log_t)),
+                               bounds=tuple(map(math.log, bounds)), method="bounded",
+                               options={"xatol": 1e-12})
+        half = math.exp(best.x)
+        gain += test_on.sum() * (_nll(z[test_on], t[test_on], 1.0)
+                                 - _nll(z[test_on], t[test_on], half))
+    return gain
+
+
+Z8, T8 = [[2.0, 0.0]] * 8, [0, 0, 0, 1, 0, 0, 1, 0]      # 6 of 8 right, 3 of 4 per half
+Z2, T2 = [[3.0, 0.0], [1.0, 0.0]], [0, 1]                 # one right, one wrong
+
+
+@pytest.mark.parametrize("z, error, words", [
+    (-1.0, ValueError, r"^z must be in \[0, inf\); got -1$"),
+    (np.inf, ValueError, r"^z must be in \[0, inf\); got inf$"),
+    ("2", TypeError, r"^z must be a real number; got '2'$")])
+def test_choose_temperature_refuses_a_z_that_is_no_number_of_standard_errors(z, error,
+                                                                             words):
+    with pytest.raises(error, match=words):
+        sn.temperature.choose_temperature(Z4, T4, z=z)
+
+
+@pytest.mark.parametrize("logits, targets", [(Z4, T4), (Z8, T8), (Z2, T2)])
+def test_choose_temperature_keeps_t_at_one_within_z_standard_errors(logits, targets):
+    fitted = sn.temperature.fit_temperature(logits, targets, bounds=(0.25, 100.0))
+    beta, se = _beta_and_se(logits, targets, fitted)
+    ratio = abs(beta - 1) / se                    # the fit's distance from 1, in se
+    kept = sn.temperature.choose_temperature(logits, targets, z=1.02 * ratio)
+    assert kept == (1.0, fitted, f"the {len(targets)} held-out samples cannot tell "
+                                 f"T = {fitted:.3g} from 1 (1/T = {beta:.2f} +- "
+                                 f"{se:.2f})")
+    past = sn.temperature.choose_temperature(logits, targets, z=0.98 * ratio)
+    assert past.fitted == fitted and "cannot tell" not in past.kept
+
+
+@pytest.mark.parametrize("logits, targets, applied", [
+    (Z4, T4, False), (Z2, T2, False), (Z8, T8, True)])
+def test_choose_temperature_checks_the_fit_on_each_half_against_the_other(
+        logits, targets, applied):
+    fitted = sn.temperature.fit_temperature(logits, targets, bounds=(0.25, 100.0))
+    beta, se = _beta_and_se(logits, targets, fitted)
+    z = 0.5 * abs(beta - 1) / se                  # past the standard errors' check
+    gain = _gain_of_halves(logits, targets, (0.25, 100.0))
+    choice = sn.temperature.choose_temperature(logits, targets, z=z)
+    if applied:    # 6 of 8 right: each half's fit lowers the other's NLL, a little
+        assert 0 < gain < 1 and choice == (fitted, fitted, "")
+    else:
+        assert gain < 0 and choice[:2] == (1.0, fitted)
+        assert choice.kept == (
+            f"fitted on either half of the {len(targets)} held-out samples, T does "
+            f"not lower the other half's NLL ({-gain:+.3g} nats in all: a fit carried "
+            "by a few samples)")
+    # z = 0 applies every fit inside the bounds, without the check on halves
+    assert sn.temperature.choose_temperature(logits, targets, z=0.0) == (
+        fitted, fitted, "")
