@@ -265,10 +265,9 @@ def _minimise(z: np.ndarray, t: np.ndarray, low: float, high: float) -> tuple:
         new = beta - step
         if not b_lo < new < b_hi:               # out of the bracket: bisect
             new = float(np.sqrt(b_lo * b_hi))
-        if b_hi - b_lo <= 1e-15 * b_hi:
-            beta = new
-            break
         beta = new
+        if b_hi - b_lo <= 1e-15 * b_hi:         # the bracket has closed
+            break
     return 1.0 / beta, ""
 
 
