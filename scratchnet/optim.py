@@ -419,7 +419,7 @@ class Adam(Optimizer):
                 f"weight_decay={self.weight_decay:g})")
 
     def step_number(self) -> int:
-        """The :math:`t` of the current update: ``steps``, checked to be >= 1.
+        r"""The :math:`t` of the current update: ``steps``, checked to be >= 1.
 
         Returns
         -------

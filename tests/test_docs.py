@@ -483,3 +483,21 @@ def test_numbers_in_the_prose_are_what_the_code_computes():
     digits = len(mantissa) - 2
     stated = float(f"{mantissa}e{exponent}")
     assert float(f"{float(loss):.{digits}e}") == stated
+
+
+def test_no_docstring_holds_a_control_character():
+    """A backslash escape in a docstring that is not raw becomes a control
+    character: ``:math:`1 - \\beta^t``` turns into ``1 - <backspace>eta^t``, which
+    MathJax cannot read (the site's probe in tests/test_site.py parses every
+    formula).  A docstring with a control character but a newline is such a slip."""
+    import ast
+
+    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    slips = []
+    for path in sorted((ROOT / "scratchnet").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            doc = ast.get_docstring(node, clean=False) if isinstance(node, kinds) else None
+            bad = sorted({c for c in doc or "" if ord(c) < 32 and c != "\n"})
+            if bad:
+                slips.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 1)}: {bad}")
+    assert slips == [], "docstrings with control characters (make them r-strings):\n" + "\n".join(slips)

@@ -4,21 +4,31 @@ The test builds the documentation, serves it from this machine and opens every
 page of it (all but the highlighted sources of ``_modules/``, which hold no
 prose) in one headless Chromium, which may reach nothing but the local server:
 a page of iframes, 1280 px wide each, one per page.  A small script, added to
-every page as it is served, waits for MathJax to typeset the page and then
-writes what it found into the page; the page of iframes gathers the reports and
-Chromium prints them (``--dump-dom``).  For every page:
+every page as it is served, waits for MathJax and then writes what it found
+into the page; the page of iframes gathers the reports and Chromium prints them
+(``--dump-dom``).  For every page:
 
-* every ``\\(``, ``\\[`` and ``$$`` of the text has been typeset: none is left
-  outside code, and a page with math has MathJax's ``mjx-container`` elements;
+* no ``\\(``, ``\\[`` or ``$$`` is left in the text outside code and the math
+  elements, and every formula of the math elements is read by MathJax's TeX
+  parser without an error;
+* every display equation is typeset, and none is wider than the column holding
+  it (MathJax does not break long formulas: such an equation is clipped or
+  scrolls);
 * every image has loaded (``naturalWidth > 0``), and a notebook chapter has its
   figures;
 * everything the page loaded, or asks for in a ``src`` or a stylesheet's
-  ``href``, comes from the local server;
-* no display equation is wider than the column holding it (MathJax does not
-  break long formulas: such an equation is clipped or scrolls).
+  ``href``, comes from the local server.
 
-One more page in the same run is a copy of a built page with a fault of each
-kind planted in it, and the probe must find every one: the checks above can fail.
+Laying out a formula is what costs (about 17 ms each; the site has some 2,600):
+the pages of ``PAGES`` (a page of prose, an API page and a chapter) are typeset
+whole, as a reader's browser does, and every typeset formula counted; on the
+other pages MathJax lays out the display equations (their width is the check)
+and parses each inline formula without laying it out (``MathJax.tex2mml``): the
+same checks, at a third of the browser's time.
+
+Two more pages in the same run are copies of a built page with a fault of each
+kind planted in them, one typeset whole and one the other way, and the probe
+must find every fault in both: the checks above can fail.
 
 Screenshots of the derivation, an API page and a chapter, for a person to look
 at, are taken only when asked: ``SCRATCHNET_SCREENSHOTS=1 python -m pytest -s
@@ -65,24 +75,50 @@ PAGES = {
 HEIGHTS = {"derivation": 1600, "api-losses": 3200, "notebook-03": 4400}
 
 # Added before </body> of every page served: once MathJax is done, write a
-# report into a <pre id="site-probe">.
+# report into a <pre id="site-probe">.  With ``startup.typeset`` off (the pages
+# not in PAGES, see _Handler), the probe typesets the display equations itself
+# and parses each inline formula with MathJax.tex2mml.
 PROBE = """
 <script>
 document.addEventListener("DOMContentLoaded", function () {
   for (const img of document.images) { img.loading = "eager"; }
 });
 window.addEventListener("load", function () {
+  const whole = !(window.MathJax && MathJax.config && MathJax.config.startup &&
+                  MathJax.config.startup.typeset === false);
+  const errors = [];
+  function tex(el) {
+    return el.textContent.trim().replace(/^\\\\[([]/, "").replace(/\\\\[)\\]]$/, "");
+  }
+  function parse() {
+    if (whole) { return Promise.resolve(); }
+    for (const el of document.querySelectorAll("span.math")) {
+      let mml = "<merror>";
+      try { mml = MathJax.tex2mml(tex(el), {display: false}); } catch (e) { }
+      if (mml.includes("<merror")) { errors.push(tex(el).slice(0, 80)); }
+    }
+    return MathJax.typesetPromise(Array.from(document.querySelectorAll("div.math")));
+  }
   function report() {
     const main = (document.querySelector("main") || document.body).cloneNode(true);
-    for (const el of main.querySelectorAll("pre, code, script, style, mjx-container")) {
-      el.remove();
-    }
+    const skip = "pre, code, script, style, mjx-container" + (whole ? "" : ", span.math");
+    for (const el of main.querySelectorAll(skip)) { el.remove(); }
     const text = main.textContent;
+    const typeset = window.MathJax && MathJax.startup && MathJax.startup.document;
+    for (const item of (typeset ? typeset.math : [])) {
+      if (item.typesetRoot && item.typesetRoot.querySelector("mjx-merror")) {
+        errors.push(item.math.trim().slice(0, 80));
+      }
+    }
     const asked = Array.from(document.querySelectorAll(
       "script[src], img[src], iframe[src], source[src], link[rel~=stylesheet][href]"
     )).map((el) => el.src || el.href);
     const out = {
+      whole: whole,
       mjx: document.querySelectorAll("mjx-container").length,
+      display: document.querySelectorAll("div.math").length,
+      inline: document.querySelectorAll("span.math").length,
+      errors: errors,
       raw: ["\\\\(", "\\\\[", "$$"].filter((d) => text.includes(d)),
       images: Array.from(document.images).map(
         (img) => [img.getAttribute("src"), img.complete ? img.naturalWidth : -1]),
@@ -108,10 +144,15 @@ window.addEventListener("load", function () {
     document.body.appendChild(pre);
   }
   const started = window.MathJax && MathJax.startup && MathJax.startup.promise;
-  if (started) { MathJax.startup.promise.then(report, report); } else { report(); }
+  if (started) { MathJax.startup.promise.then(parse).then(report, report); } else { report(); }
 });
 </script>
 """
+
+# MathJax's configuration as Sphinx writes it into a page, and the same with
+# the page-load typesetting turned off (the probe's own way, above).
+MATHJAX_CONFIG = b"window.MathJax = {"
+PARSED_ONLY = b'window.MathJax = {"startup": {"typeset": false}, '
 
 
 # Pages served at the site's root but never written into the built site, which
@@ -137,6 +178,8 @@ class _Handler(SimpleHTTPRequestHandler):
         else:
             return super().send_head()
         body = body.replace(b"</body>", PROBE.encode() + b"</body>")
+        if name not in TYPESET_WHOLE:
+            body = body.replace(MATHJAX_CONFIG, PARSED_ONLY, 1)
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -239,21 +282,29 @@ const timer = setInterval(function () {
 </body></html>
 """
 
-# The page with planted faults: a copy of a built page with display math, with
-# an unmatched \( (as a :math: role left raw leaves one), a display equation
-# far wider than any column, and an image from outside the site.
+# The pages with planted faults: copies of a built page with display math, with
+# an unmatched \( (as a :math: role left raw leaves one), an inline formula that
+# is not valid TeX, a display equation far wider than any column, and an image
+# from outside the site; one is typeset whole (as PAGES), the other as the rest.
 PLANTED = "__planted__.html"
+PLANTED_WHOLE = "__planted_whole__.html"
 PLANTED_FAULTS = (
     '<p>A formula cut in half: \\(x^2 and never closed.</p>\n'
+    '<p>A bracket left open: <span class="math notranslate nohighlight">'
+    '\\(\\left( x\\)</span>.</p>\n'
     '<div class="math notranslate nohighlight">\\['
     + " + ".join(f"x_{{{i}}}" for i in range(200))
     + '\\]</div>\n'
     '<img src="http://planted.invalid/figure.png" alt="planted">\n'
 )
 
+# The pages MathJax typesets whole when they load, as in a reader's browser
+# (every formula laid out); the others get the probe's cheaper reading.
+TYPESET_WHOLE = {*PAGES.values(), PLANTED_WHOLE}
+
 
 def _planted(html_dir: Path, source: str) -> bytes:
-    """``PLANTED``: the built page ``source`` with ``PLANTED_FAULTS`` in it."""
+    """A copy of the built page ``source`` with ``PLANTED_FAULTS`` in it."""
     text = (html_dir / source).read_text(encoding="utf-8")
     assert "</main>" in text, f"{source} has no <main>"
     return text.replace("</main>", PLANTED_FAULTS + "</main>", 1).encode()
@@ -276,14 +327,15 @@ def _has_math(html_dir: Path, page: str) -> bool:
 
 @pytest.fixture(scope="module")
 def reports(site, tmp_path_factory):
-    """``{page: report}`` of every page and of ``PLANTED``, from one Chromium run."""
+    """``{page: report}`` of every page and of the planted pages, from one Chromium run."""
     base, _ = site
     html_dir = built_site()
     pages = _pages(html_dir)
     assert "derivation.html" in pages and len(pages) >= 40, pages
-    IN_MEMORY[PLANTED] = _planted(html_dir, "conventions.html")
+    for planted in (PLANTED, PLANTED_WHOLE):
+        IN_MEMORY[planted] = _planted(html_dir, "conventions.html")
     IN_MEMORY["__frames__.html"] = (
-        FRAMES_PAGE % (json.dumps([*pages, PLANTED]), AT_ONCE, DEADLINE_MS)
+        FRAMES_PAGE % (json.dumps([*pages, PLANTED, PLANTED_WHOLE]), AT_ONCE, DEADLINE_MS)
     ).encode()
     proc = _chromium(
         base + "__frames__.html",
@@ -306,6 +358,19 @@ def _outside(report: dict, base: str) -> list:
     return sorted({r for r in report["resources"] if not r.startswith(base)})
 
 
+def _typeset(report: dict) -> list:
+    """What the report says of the page's math that is wrong."""
+    problems = []
+    if report["raw"]:
+        problems.append(f"math left untypeset: {report['raw']}")
+    if report["errors"]:
+        problems.append(f"formulas MathJax cannot read: {report['errors']}")
+    wanted = report["display"] + (report["inline"] if report["whole"] else 0)
+    if report["mjx"] < wanted:
+        problems.append(f"{report['mjx']} formulas typeset of {wanted}")
+    return problems
+
+
 @needs_browser
 def test_every_page_renders_offline(site, reports):
     """On every page: the math typeset, every image loaded, nothing from outside."""
@@ -313,18 +378,19 @@ def test_every_page_renders_offline(site, reports):
     html_dir = built_site()
     problems = []
     for page, report in reports.items():
-        if page == PLANTED:
+        if page in (PLANTED, PLANTED_WHOLE):
             continue
-        if report["raw"]:
-            problems.append(f"{page}: math left untypeset: {report['raw']}")
+        if _has_math(html_dir, page):  # typeset as asked (a page without math has no MathJax)
+            assert report["whole"] == (page in TYPESET_WHOLE), page
+        problems += [f"{page}: {problem}" for problem in _typeset(report)]
         broken = [src for src, width in report["images"] if not width or width < 0]
         if broken:
             problems.append(f"{page}: images that did not load: {broken}")
         if _outside(report, base):
             problems.append(f"{page}: resources from outside the site: {_outside(report, base)}")
         if _has_math(html_dir, page):
-            if report["mjx"] == 0:
-                problems.append(f"{page}: its math was not typeset")
+            if report["mjx"] + report["inline"] == 0:
+                problems.append(f"{page}: its math was not found")
             if not any("mathjax" in r for r in report["resources"]):
                 problems.append(f"{page}: MathJax was not loaded")
         if page.startswith("notebooks/") and not report["images"]:
@@ -342,22 +408,30 @@ def test_display_equations_fit_the_page_at_1280px(reports):
     clipped or scrolls.  Each equation's typeset width is compared with the
     column that holds it.
     """
-    wide = {page: r["wide"] for page, r in reports.items() if r["wide"] and page != PLANTED}
+    wide = {
+        page: r["wide"]
+        for page, r in reports.items()
+        if r["wide"] and page not in (PLANTED, PLANTED_WHOLE)
+    }
     assert wide == {}, f"equations wider than their column at 1280 px: {wide}"
 
 
 @needs_browser
-def test_the_probe_finds_each_planted_fault(site, reports):
-    """The copy of a page with a fault of each kind fails every check above."""
+@pytest.mark.parametrize("planted", [PLANTED, PLANTED_WHOLE])
+def test_the_probe_finds_each_planted_fault(site, reports, planted):
+    """A copy of a page with a fault of each kind fails every check above."""
     base, _ = site
-    report = reports[PLANTED]
+    report = reports[planted]
+    assert report["whole"] == (planted == PLANTED_WHOLE)
     assert report["mjx"] > 0, "the planted page's math was not typeset at all"
     assert report["raw"] == ["\\("], report["raw"]
+    assert report["errors"] == ["\\left( x"], report["errors"]
     # the page copied has no wide equation (test above): the one found is planted
     assert len(report["wide"]) == 1 + len(reports["conventions.html"]["wide"]), report["wide"]
     broken = [src for src, width in report["images"] if not width or width < 0]
     assert broken == ["http://planted.invalid/figure.png"], report["images"]
     assert _outside(report, base) == ["http://planted.invalid/figure.png"]
+    assert _typeset({**report, "raw": [], "errors": []}) == []
 
 
 @needs_browser
