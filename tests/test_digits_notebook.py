@@ -71,7 +71,7 @@ def test_the_semi_synthetic_claims(nb):
                "samples move *away* from the posterior again")
     assert np.all((500 <= at[:2]) & (at[:2] <= 2000)) and np.all(kl[:2] > lowest[:2])
     _prose(nb, "with 10,000 samples the distance is still falling when training stops")
-    assert at[2] == 3000
+    assert at[2] == 2000   # the last step (DigitsSettings(steps=2000) in the notebook)
     _prose(nb, "a thousand samples leave the network several hundredths of a nat away")
     assert 0.02 <= kl[1] <= 0.1
 

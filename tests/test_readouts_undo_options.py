@@ -214,7 +214,7 @@ def test_notebook_06_reweighting_numbers_hold_within_a_tolerance():
     for name, loss in [("plain", "binary_cross_entropy"),
                        ("reweighted", BCEWithLogitsLoss(pos_weight=9.0))]:
         models[name] = sn.MLP([1, 32, 1], rng=0)
-        sn.train(models[name], imbalanced, steps=3000, batch_size=64, lr=0.1, loss=loss,
+        sn.train(models[name], imbalanced, steps=2000, batch_size=64, lr=0.1, loss=loss,
                  rng=1)
 
     def sigmoid_columns(s):
