@@ -103,12 +103,21 @@ def test_a_syntax_error_in_init_and_a_flat_upload_are_graded(tmp_path):
         assert report.score == report.max_score == 5, report.text()
 
 
-def test_a_self_check_says_so(tmp_path):
-    report = check(write(tmp_path / "hw"), only=["relu_backward"])
-    assert "self-check" in report.text()
+@pytest.fixture(scope="module")
+def self_checked(tmp_path_factory):
+    """The minimal submission self-checked on ``relu_backward``: its report's text
+    (one grading for the tests that read it)."""
+    return check(write(tmp_path_factory.mktemp("self") / "hw"),
+                 only=["relu_backward"]).text()
 
 
-@pytest.mark.parametrize("module, old, new, exercise, hint", [
+def test_a_self_check_says_so(self_checked):
+    assert "self-check" in self_checked
+
+
+#: A classic mistake each, planted in the minimal submission: (module, the line,
+#: the mistake, the exercise it is in, what the report must say of it).
+WRONG = [
     ("two_gaussians", "log1 = np.log(prior1) - np.log(sigma1) - 0.5 * ((x - mu1) / sigma1) "
      "** 2\n    log2 = np.log(1 - prior1) - np.log(sigma2) - 0.5 * ((x - mu2) / sigma2)"
      " ** 2\n    return 1 / (1 + np.exp(log2 - log1))",
@@ -132,11 +141,50 @@ def test_a_self_check_says_so(tmp_path):
      ""),
     ("mlp", "dz = relu_backward(dh, z)", "dz = dh", "TwoLayerMLP.backward",
      ("skips the activation", "expected KL to the posterior")),   # one grading, both
-])
-def test_wrong_code_loses_points_with_evidence(tmp_path, module, old, new, exercise,
+]
+
+
+def _batches(cases):
+    """The cases gathered into as few submissions as can hold them apart: in each,
+    one mistake per exercise and no exercise that uses another of it (at any
+    depth), so each exercise is graded as with its mistake alone (each in its own
+    child, no carry-forward between them)."""
+    from scratchnet.exercises.catalogue import select
+    from scratchnet.exercises.grading import dependencies
+
+    def apart(a, b):
+        return a != b and a not in dependencies(select([b])[0]) and \
+            b not in dependencies(select([a])[0])
+
+    batches = []
+    for case in cases:
+        for batch in batches:
+            if all(apart(case[3], other[3]) for other in batch):
+                batch.append(case)
+                break
+        else:
+            batches.append([case])
+    return batches
+
+
+@pytest.fixture(scope="module")
+def wrong_code(tmp_path_factory):
+    """Each case of :data:`WRONG` -> its exercise's result, two gradings for all."""
+    results = {}
+    for batch in _batches(WRONG):
+        replace = {}
+        for module, old, new, _, _ in batch:
+            replace.setdefault(module, []).append((old, new))
+        _, graded = _grade(tmp_path_factory.mktemp("wrong"), replace,
+                           [case[3] for case in batch])
+        results.update({case: graded[case[3]] for case in batch})
+    return results
+
+
+@pytest.mark.parametrize("module, old, new, exercise, hint", WRONG)
+def test_wrong_code_loses_points_with_evidence(wrong_code, module, old, new, exercise,
                                                hint):
-    _, results = _grade(tmp_path, {module: [(old, new)]}, [exercise])
-    r = results[exercise]
+    r = wrong_code[module, old, new, exercise, hint]
     assert r["points"] < r["max_points"], r
     texts = [c["message"] + " " + c["hint"] for c in r["checks"]]
     for said in (hint,) if isinstance(hint, str) else hint:
@@ -289,7 +337,7 @@ def test_a_sigma_mistake_is_named_and_no_guess_elsewhere(tmp_path):
     assert "elementwise" not in " ".join(c["hint"] for c in checks.values())
 
 
-def test_copying_the_chapters_body_is_shown(tmp_path):
+def test_copying_the_chapters_body_is_shown(tmp_path, self_checked):
     import inspect
 
     from scratchnet import layers
@@ -300,7 +348,7 @@ def test_copying_the_chapters_body_is_shown(tmp_path):
         inspect.getsource(f) for f in (layers.relu_backward, layers.tanh_backward)))
     text = check(copied).text()
     assert text.count("the chapter's own body") == 2
-    assert "own body" not in check(write(tmp_path / "hw"), only=["relu_backward"]).text()
+    assert "own body" not in self_checked   # the minimal submission's own code
 
 
 def test_weights_and_visibility_come_from_the_assignment(tmp_path):
