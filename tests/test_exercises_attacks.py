@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from _minimal_submission import write
+from _minimal_submission import in_groups, merged, write
 
 from scratchnet import tasks
 from scratchnet.exercises import KL_THRESHOLD, check, make, train_to_posterior
@@ -144,40 +144,17 @@ WRONG = [
 ]
 
 
-def _batches(cases):
-    """The cases gathered into as few submissions as can hold them apart: in each,
-    one mistake per exercise and no exercise that uses another of it (at any
-    depth), so each exercise is graded as with its mistake alone (each in its own
-    child, no carry-forward between them)."""
-    from scratchnet.exercises.catalogue import select
-    from scratchnet.exercises.grading import dependencies
-
-    def apart(a, b):
-        return a != b and a not in dependencies(select([b])[0]) and \
-            b not in dependencies(select([a])[0])
-
-    batches = []
-    for case in cases:
-        for batch in batches:
-            if all(apart(case[3], other[3]) for other in batch):
-                batch.append(case)
-                break
-        else:
-            batches.append([case])
-    return batches
-
-
 @pytest.fixture(scope="module")
 def wrong_code(tmp_path_factory):
-    """Each case of :data:`WRONG` -> its exercise's result, two gradings for all."""
+    """Each case of :data:`WRONG` -> its exercise's result: the cases graded in as
+    few submissions as hold them apart (:func:`~_minimal_submission.in_groups`;
+    two, as the two mistakes in ``entropy`` cannot share one)."""
     results = {}
-    for batch in _batches(WRONG):
-        replace = {}
-        for module, old, new, _, _ in batch:
-            replace.setdefault(module, []).append((old, new))
+    for group in in_groups(WRONG, lambda case: [case[3]]):
+        replace = merged({module: [(old, new)]} for module, old, new, _, _ in group)
         _, graded = _grade(tmp_path_factory.mktemp("wrong"), replace,
-                           [case[3] for case in batch])
-        results.update({case: graded[case[3]] for case in batch})
+                           [case[3] for case in group])
+        results.update({case: graded[case[3]] for case in group})
     return results
 
 
