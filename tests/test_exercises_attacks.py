@@ -28,6 +28,70 @@ def _grade(tmp_path, replace, ids, **kw):
     return report, {r["id"]: r for r in report.results}
 
 
+#: Mistakes planted in functions (and an import renamed: nothing that runs at a
+#: module's top level), graded in as few submissions as hold them apart
+#: (:func:`~_minimal_submission.in_groups`): name -> (the planted code, the
+#: exercises graded).
+PLANTED = {
+    "entropy as the library's cross-entropy": (
+        {"information": [(
+            "return -np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0).sum(axis=-1)",
+            "import scratchnet as sn\n    return sn.information.cross_entropy(p, p)")]},
+        ["entropy"]),
+    "super() of the method under test": (
+        {"mlp": [(
+            "x, z, h = self.saved", "return super().backward(dlogits)\n        x, z, h = "
+            "self.saved")]},
+        ["TwoLayerMLP.backward"]),
+    "linear_backward under another name": (
+        {
+            "layers": [("x.T @ dout", "dout.T @ x")],
+            "mlp": [("from .layers import linear_backward, relu_backward, tanh_backward",
+                     "from .layers import linear_backward as lb, relu_backward, "
+                     "tanh_backward"),
+                    ("dh, dW2, db2 = linear_backward(", "dh, dW2, db2 = lb("),
+                    ("_, dW1, db1 = linear_backward(", "_, dW1, db1 = lb(")]},
+        ["linear_backward", "TwoLayerMLP.backward"]),
+    "mistakes with hints of their own": (
+        {
+            "softmax": [("e = np.exp(x - x.max(axis=-1, keepdims=True))\n    return e / "
+                         "e.sum(axis=-1, keepdims=True)",
+                         "e = np.exp(x - x.max(axis=0, keepdims=True))\n    return e / "
+                         "e.sum(axis=0, keepdims=True)"),
+                        ("return x - logsumexp(x)[..., None]",
+                         "return x - x.max(axis=-1, keepdims=True)")],
+            "information": [("terms.sum(axis=-1)", "terms.sum(axis=-1) * 0 + "
+                             "np.where(q > 0, q * np.log(np.where(q > 0, q, 1) / p), 0)"
+                             ".sum(axis=-1)")]},
+        ["softmax", "log_softmax", "kl_divergence"]),
+    "loss sums and means": (
+        {"losses": [
+            ("return -log_probs[np.arange(len(targets)), targets].mean()",
+             "return -log_probs[np.arange(len(targets)), targets].sum()"),
+            ("return nll_loss(log_softmax(logits), targets)",
+             "return -(np.eye(logits.shape[1])[targets] * log_softmax(logits)).mean()")]},
+        ["nll_loss", "cross_entropy"]),
+    "a sigma mistake": (
+        {"two_gaussians": [
+            ("np.log(prior1) - np.log(sigma1) - 0.5", "np.log(prior1) - 0.5"),
+            ("np.log(1 - prior1) - np.log(sigma2) - 0.5", "np.log(1 - prior1) - 0.5")]},
+        ["two_gaussian_posterior"]),
+}
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """Each case of :data:`PLANTED` -> its exercises' results (two gradings for six)."""
+    results = {}
+    for group in in_groups(PLANTED, lambda name: PLANTED[name][1]):
+        _, graded = _grade(tmp_path_factory.mktemp("planted"),
+                           merged(PLANTED[name][0] for name in group),
+                           [i for name in group for i in PLANTED[name][1]])
+        results.update({name: {i: graded[i] for i in PLANTED[name][1]}
+                        for name in group})
+    return results
+
+
 def test_an_init_that_appends_passed_records_and_exits_scores_nothing(tmp_path):
     make(["softmax", "relu_backward"], tmp_path / "hw")
     (tmp_path / "hw" / "__init__.py").write_text(
@@ -67,18 +131,13 @@ def test_the_librarys_own_function_scores_nothing(tmp_path, body):
     assert results["logsumexp"]["points"] == 6
 
 
-def test_entropy_as_the_librarys_cross_entropy_scores_nothing(tmp_path):
-    _, results = _grade(tmp_path, {"information": [(
-        "return -np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0).sum(axis=-1)",
-        "import scratchnet as sn\n    return sn.information.cross_entropy(p, p)")]},
-        ["entropy"])
+def test_entropy_as_the_librarys_cross_entropy_scores_nothing(planted):
+    results = planted["entropy as the library's cross-entropy"]
     assert results["entropy"]["points"] == 0
 
 
-def test_super_of_the_method_under_test_scores_nothing(tmp_path):
-    _, results = _grade(tmp_path, {"mlp": [(
-        "x, z, h = self.saved", "return super().backward(dlogits)\n        x, z, h = "
-        "self.saved")]}, ["TwoLayerMLP.backward"])
+def test_super_of_the_method_under_test_scores_nothing(planted):
+    results = planted["super() of the method under test"]
     assert results["TwoLayerMLP.backward"]["points"] == 0
 
 
@@ -189,32 +248,15 @@ def test_right_code_keeps_its_points(tmp_path):
     assert results["kl_divergence"]["points"] == 5
 
 
-def test_carry_forward_finds_the_students_function_under_any_name(tmp_path):
-    _, results = _grade(tmp_path, {
-        "layers": [("x.T @ dout", "dout.T @ x")],
-        "mlp": [("from .layers import linear_backward, relu_backward, tanh_backward",
-                 "from .layers import linear_backward as lb, relu_backward, "
-                 "tanh_backward"),
-                ("dh, dW2, db2 = linear_backward(", "dh, dW2, db2 = lb("),
-                ("_, dW1, db1 = linear_backward(", "_, dW1, db1 = lb(")]},
-        ["linear_backward", "TwoLayerMLP.backward"])
+def test_carry_forward_finds_the_students_function_under_any_name(planted):
+    results = planted["linear_backward under another name"]
     backward = results["TwoLayerMLP.backward"]
     assert backward["points"] == backward["max_points"], backward
     assert any("fix linear_backward" in c["hint"] for c in backward["checks"])
 
 
-def test_hints_only_from_evidence(tmp_path):
-    _, results = _grade(tmp_path, {
-        "softmax": [("e = np.exp(x - x.max(axis=-1, keepdims=True))\n    return e / "
-                     "e.sum(axis=-1, keepdims=True)",
-                     "e = np.exp(x - x.max(axis=0, keepdims=True))\n    return e / "
-                     "e.sum(axis=0, keepdims=True)"),
-                    ("return x - logsumexp(x)[..., None]",
-                     "return x - x.max(axis=-1, keepdims=True)")],
-        "information": [("terms.sum(axis=-1)", "terms.sum(axis=-1) * 0 + "
-                         "np.where(q > 0, q * np.log(np.where(q > 0, q, 1) / p), 0)"
-                         ".sum(axis=-1)")]},
-        ["softmax", "log_softmax", "kl_divergence"])
+def test_hints_only_from_evidence(planted):
+    results = planted["mistakes with hints of their own"]
     hints = {i: " ".join(c["hint"] for c in r["checks"]) for i, r in results.items()}
     assert "wrong axis" in hints["softmax"] and "overflow" not in hints["softmax"]
     assert "x - max(x)" in hints["log_softmax"]
@@ -291,23 +333,15 @@ def test_a_missing_module_scores_zero_with_missing(tmp_path):
     assert report.score == 6
 
 
-def test_loss_hints_mean_over_classes_and_sum_over_the_batch(tmp_path):
-    _, results = _grade(tmp_path, {"losses": [
-        ("return -log_probs[np.arange(len(targets)), targets].mean()",
-         "return -log_probs[np.arange(len(targets)), targets].sum()"),
-        ("return nll_loss(log_softmax(logits), targets)",
-         "return -(np.eye(logits.shape[1])[targets] * log_softmax(logits)).mean()")]},
-        ["nll_loss", "cross_entropy"])
+def test_loss_hints_mean_over_classes_and_sum_over_the_batch(planted):
+    results = planted["loss sums and means"]
     hints = {i: " ".join(c["hint"] for c in r["checks"]) for i, r in results.items()}
     assert "N = 3 times too large" in hints["nll_loss"]
     assert "averaged over the M = 4 classes" in hints["cross_entropy"]
 
 
-def test_a_sigma_mistake_is_named_and_no_guess_elsewhere(tmp_path):
-    _, results = _grade(tmp_path, {"two_gaussians": [
-        ("np.log(prior1) - np.log(sigma1) - 0.5", "np.log(prior1) - 0.5"),
-        ("np.log(1 - prior1) - np.log(sigma2) - 0.5", "np.log(1 - prior1) - 0.5")]},
-        ["two_gaussian_posterior"])
+def test_a_sigma_mistake_is_named_and_no_guess_elsewhere(planted):
+    results = planted["a sigma mistake"]
     checks = {c["name"]: c for c in results["two_gaussian_posterior"]["checks"]}
     assert checks["equal variances"]["status"] == "pass"
     assert "1/sigma factors" in checks["unequal variances"]["hint"]
