@@ -153,3 +153,40 @@ def write(directory, replace=None):
             text = text.replace(old, new)
         (directory / f"{name}.py").write_text(text.lstrip())
     return directory
+
+
+def in_groups(cases, related):
+    """``cases`` gathered into as few groups as hold them apart, for one grading each.
+
+    ``related(case)`` names the exercises a case grades and those its planted
+    code calls.  Within a group no exercise is named by two cases, and none
+    uses (at any depth) one that another case names, so each exercise is
+    graded as with its own mistake alone: in a child of its own, with no
+    carry-forward from another case's exercise.
+    """
+    from scratchnet.exercises.catalogue import select
+    from scratchnet.exercises.grading import dependencies
+
+    def reach(ids):
+        return {*ids, *(d for i in ids for d in dependencies(select([i])[0]))}
+
+    groups = []
+    for case in cases:
+        mine = set(related(case))
+        for group in groups:
+            theirs = {i for other in group for i in related(other)}
+            if not (reach(mine) & theirs or mine & reach(theirs)):
+                group.append(case)
+                break
+        else:
+            groups.append([case])
+    return groups
+
+
+def merged(replacements):
+    """The ``replace`` argument of :func:`write` for several planted mistakes."""
+    out = {}
+    for replace in replacements:
+        for module, pairs in replace.items():
+            out.setdefault(module, []).extend(pairs)
+    return out

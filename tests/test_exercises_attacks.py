@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from _minimal_submission import write
+from _minimal_submission import in_groups, merged, write
 
 from scratchnet import tasks
 from scratchnet.exercises import KL_THRESHOLD, check, make, train_to_posterior
@@ -26,6 +26,70 @@ def _grade(tmp_path, replace, ids, **kw):
     hw = write(tmp_path / "hw", replace)
     report = check(hw, assignment=_assignment(tmp_path, ids), **kw)
     return report, {r["id"]: r for r in report.results}
+
+
+#: Mistakes planted in functions (and an import renamed: nothing that runs at a
+#: module's top level), graded in as few submissions as hold them apart
+#: (:func:`~_minimal_submission.in_groups`): name -> (the planted code, the
+#: exercises graded).
+PLANTED = {
+    "entropy as the library's cross-entropy": (
+        {"information": [(
+            "return -np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0).sum(axis=-1)",
+            "import scratchnet as sn\n    return sn.information.cross_entropy(p, p)")]},
+        ["entropy"]),
+    "super() of the method under test": (
+        {"mlp": [(
+            "x, z, h = self.saved", "return super().backward(dlogits)\n        x, z, h = "
+            "self.saved")]},
+        ["TwoLayerMLP.backward"]),
+    "linear_backward under another name": (
+        {
+            "layers": [("x.T @ dout", "dout.T @ x")],
+            "mlp": [("from .layers import linear_backward, relu_backward, tanh_backward",
+                     "from .layers import linear_backward as lb, relu_backward, "
+                     "tanh_backward"),
+                    ("dh, dW2, db2 = linear_backward(", "dh, dW2, db2 = lb("),
+                    ("_, dW1, db1 = linear_backward(", "_, dW1, db1 = lb(")]},
+        ["linear_backward", "TwoLayerMLP.backward"]),
+    "mistakes with hints of their own": (
+        {
+            "softmax": [("e = np.exp(x - x.max(axis=-1, keepdims=True))\n    return e / "
+                         "e.sum(axis=-1, keepdims=True)",
+                         "e = np.exp(x - x.max(axis=0, keepdims=True))\n    return e / "
+                         "e.sum(axis=0, keepdims=True)"),
+                        ("return x - logsumexp(x)[..., None]",
+                         "return x - x.max(axis=-1, keepdims=True)")],
+            "information": [("terms.sum(axis=-1)", "terms.sum(axis=-1) * 0 + "
+                             "np.where(q > 0, q * np.log(np.where(q > 0, q, 1) / p), 0)"
+                             ".sum(axis=-1)")]},
+        ["softmax", "log_softmax", "kl_divergence"]),
+    "loss sums and means": (
+        {"losses": [
+            ("return -log_probs[np.arange(len(targets)), targets].mean()",
+             "return -log_probs[np.arange(len(targets)), targets].sum()"),
+            ("return nll_loss(log_softmax(logits), targets)",
+             "return -(np.eye(logits.shape[1])[targets] * log_softmax(logits)).mean()")]},
+        ["nll_loss", "cross_entropy"]),
+    "a sigma mistake": (
+        {"two_gaussians": [
+            ("np.log(prior1) - np.log(sigma1) - 0.5", "np.log(prior1) - 0.5"),
+            ("np.log(1 - prior1) - np.log(sigma2) - 0.5", "np.log(1 - prior1) - 0.5")]},
+        ["two_gaussian_posterior"]),
+}
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """Each case of :data:`PLANTED` -> its exercises' results (two gradings for six)."""
+    results = {}
+    for group in in_groups(PLANTED, lambda name: PLANTED[name][1]):
+        _, graded = _grade(tmp_path_factory.mktemp("planted"),
+                           merged(PLANTED[name][0] for name in group),
+                           [i for name in group for i in PLANTED[name][1]])
+        results.update({name: {i: graded[i] for i in PLANTED[name][1]}
+                        for name in group})
+    return results
 
 
 def test_an_init_that_appends_passed_records_and_exits_scores_nothing(tmp_path):
@@ -67,18 +131,13 @@ def test_the_librarys_own_function_scores_nothing(tmp_path, body):
     assert results["logsumexp"]["points"] == 6
 
 
-def test_entropy_as_the_librarys_cross_entropy_scores_nothing(tmp_path):
-    _, results = _grade(tmp_path, {"information": [(
-        "return -np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0).sum(axis=-1)",
-        "import scratchnet as sn\n    return sn.information.cross_entropy(p, p)")]},
-        ["entropy"])
+def test_entropy_as_the_librarys_cross_entropy_scores_nothing(planted):
+    results = planted["entropy as the library's cross-entropy"]
     assert results["entropy"]["points"] == 0
 
 
-def test_super_of_the_method_under_test_scores_nothing(tmp_path):
-    _, results = _grade(tmp_path, {"mlp": [(
-        "x, z, h = self.saved", "return super().backward(dlogits)\n        x, z, h = "
-        "self.saved")]}, ["TwoLayerMLP.backward"])
+def test_super_of_the_method_under_test_scores_nothing(planted):
+    results = planted["super() of the method under test"]
     assert results["TwoLayerMLP.backward"]["points"] == 0
 
 
@@ -103,12 +162,21 @@ def test_a_syntax_error_in_init_and_a_flat_upload_are_graded(tmp_path):
         assert report.score == report.max_score == 5, report.text()
 
 
-def test_a_self_check_says_so(tmp_path):
-    report = check(write(tmp_path / "hw"), only=["relu_backward"])
-    assert "self-check" in report.text()
+@pytest.fixture(scope="module")
+def self_checked(tmp_path_factory):
+    """The minimal submission self-checked on ``relu_backward``: its report's text
+    (one grading for the tests that read it)."""
+    return check(write(tmp_path_factory.mktemp("self") / "hw"),
+                 only=["relu_backward"]).text()
 
 
-@pytest.mark.parametrize("module, old, new, exercise, hint", [
+def test_a_self_check_says_so(self_checked):
+    assert "self-check" in self_checked
+
+
+#: A classic mistake each, planted in the minimal submission: (module, the line,
+#: the mistake, the exercise it is in, what the report must say of it).
+WRONG = [
     ("two_gaussians", "log1 = np.log(prior1) - np.log(sigma1) - 0.5 * ((x - mu1) / sigma1) "
      "** 2\n    log2 = np.log(1 - prior1) - np.log(sigma2) - 0.5 * ((x - mu2) / sigma2)"
      " ** 2\n    return 1 / (1 + np.exp(log2 - log1))",
@@ -132,11 +200,27 @@ def test_a_self_check_says_so(tmp_path):
      ""),
     ("mlp", "dz = relu_backward(dh, z)", "dz = dh", "TwoLayerMLP.backward",
      ("skips the activation", "expected KL to the posterior")),   # one grading, both
-])
-def test_wrong_code_loses_points_with_evidence(tmp_path, module, old, new, exercise,
+]
+
+
+@pytest.fixture(scope="module")
+def wrong_code(tmp_path_factory):
+    """Each case of :data:`WRONG` -> its exercise's result: the cases graded in as
+    few submissions as hold them apart (:func:`~_minimal_submission.in_groups`;
+    two, as the two mistakes in ``entropy`` cannot share one)."""
+    results = {}
+    for group in in_groups(WRONG, lambda case: [case[3]]):
+        replace = merged({module: [(old, new)]} for module, old, new, _, _ in group)
+        _, graded = _grade(tmp_path_factory.mktemp("wrong"), replace,
+                           [case[3] for case in group])
+        results.update({case: graded[case[3]] for case in group})
+    return results
+
+
+@pytest.mark.parametrize("module, old, new, exercise, hint", WRONG)
+def test_wrong_code_loses_points_with_evidence(wrong_code, module, old, new, exercise,
                                                hint):
-    _, results = _grade(tmp_path, {module: [(old, new)]}, [exercise])
-    r = results[exercise]
+    r = wrong_code[module, old, new, exercise, hint]
     assert r["points"] < r["max_points"], r
     texts = [c["message"] + " " + c["hint"] for c in r["checks"]]
     for said in (hint,) if isinstance(hint, str) else hint:
@@ -164,32 +248,15 @@ def test_right_code_keeps_its_points(tmp_path):
     assert results["kl_divergence"]["points"] == 5
 
 
-def test_carry_forward_finds_the_students_function_under_any_name(tmp_path):
-    _, results = _grade(tmp_path, {
-        "layers": [("x.T @ dout", "dout.T @ x")],
-        "mlp": [("from .layers import linear_backward, relu_backward, tanh_backward",
-                 "from .layers import linear_backward as lb, relu_backward, "
-                 "tanh_backward"),
-                ("dh, dW2, db2 = linear_backward(", "dh, dW2, db2 = lb("),
-                ("_, dW1, db1 = linear_backward(", "_, dW1, db1 = lb(")]},
-        ["linear_backward", "TwoLayerMLP.backward"])
+def test_carry_forward_finds_the_students_function_under_any_name(planted):
+    results = planted["linear_backward under another name"]
     backward = results["TwoLayerMLP.backward"]
     assert backward["points"] == backward["max_points"], backward
     assert any("fix linear_backward" in c["hint"] for c in backward["checks"])
 
 
-def test_hints_only_from_evidence(tmp_path):
-    _, results = _grade(tmp_path, {
-        "softmax": [("e = np.exp(x - x.max(axis=-1, keepdims=True))\n    return e / "
-                     "e.sum(axis=-1, keepdims=True)",
-                     "e = np.exp(x - x.max(axis=0, keepdims=True))\n    return e / "
-                     "e.sum(axis=0, keepdims=True)"),
-                    ("return x - logsumexp(x)[..., None]",
-                     "return x - x.max(axis=-1, keepdims=True)")],
-        "information": [("terms.sum(axis=-1)", "terms.sum(axis=-1) * 0 + "
-                         "np.where(q > 0, q * np.log(np.where(q > 0, q, 1) / p), 0)"
-                         ".sum(axis=-1)")]},
-        ["softmax", "log_softmax", "kl_divergence"])
+def test_hints_only_from_evidence(planted):
+    results = planted["mistakes with hints of their own"]
     hints = {i: " ".join(c["hint"] for c in r["checks"]) for i, r in results.items()}
     assert "wrong axis" in hints["softmax"] and "overflow" not in hints["softmax"]
     assert "x - max(x)" in hints["log_softmax"]
@@ -266,30 +333,22 @@ def test_a_missing_module_scores_zero_with_missing(tmp_path):
     assert report.score == 6
 
 
-def test_loss_hints_mean_over_classes_and_sum_over_the_batch(tmp_path):
-    _, results = _grade(tmp_path, {"losses": [
-        ("return -log_probs[np.arange(len(targets)), targets].mean()",
-         "return -log_probs[np.arange(len(targets)), targets].sum()"),
-        ("return nll_loss(log_softmax(logits), targets)",
-         "return -(np.eye(logits.shape[1])[targets] * log_softmax(logits)).mean()")]},
-        ["nll_loss", "cross_entropy"])
+def test_loss_hints_mean_over_classes_and_sum_over_the_batch(planted):
+    results = planted["loss sums and means"]
     hints = {i: " ".join(c["hint"] for c in r["checks"]) for i, r in results.items()}
     assert "N = 3 times too large" in hints["nll_loss"]
     assert "averaged over the M = 4 classes" in hints["cross_entropy"]
 
 
-def test_a_sigma_mistake_is_named_and_no_guess_elsewhere(tmp_path):
-    _, results = _grade(tmp_path, {"two_gaussians": [
-        ("np.log(prior1) - np.log(sigma1) - 0.5", "np.log(prior1) - 0.5"),
-        ("np.log(1 - prior1) - np.log(sigma2) - 0.5", "np.log(1 - prior1) - 0.5")]},
-        ["two_gaussian_posterior"])
+def test_a_sigma_mistake_is_named_and_no_guess_elsewhere(planted):
+    results = planted["a sigma mistake"]
     checks = {c["name"]: c for c in results["two_gaussian_posterior"]["checks"]}
     assert checks["equal variances"]["status"] == "pass"
     assert "1/sigma factors" in checks["unequal variances"]["hint"]
     assert "elementwise" not in " ".join(c["hint"] for c in checks.values())
 
 
-def test_copying_the_chapters_body_is_shown(tmp_path):
+def test_copying_the_chapters_body_is_shown(tmp_path, self_checked):
     import inspect
 
     from scratchnet import layers
@@ -300,7 +359,7 @@ def test_copying_the_chapters_body_is_shown(tmp_path):
         inspect.getsource(f) for f in (layers.relu_backward, layers.tanh_backward)))
     text = check(copied).text()
     assert text.count("the chapter's own body") == 2
-    assert "own body" not in check(write(tmp_path / "hw"), only=["relu_backward"]).text()
+    assert "own body" not in self_checked   # the minimal submission's own code
 
 
 def test_weights_and_visibility_come_from_the_assignment(tmp_path):

@@ -429,9 +429,11 @@ def _wheel(folder: Path) -> Path:
     """Build this scratchnet's wheel into ``folder`` from a copy of its source.
 
     The copy (the package and its build files) keeps the build's outputs out
-    of the checkout; ``--no-build-isolation`` builds with the setuptools
-    installed here, so nothing is downloaded, else pip's isolated build is
-    tried.
+    of the checkout.  The build backend ``pyproject.toml`` names is called
+    directly, in one process, with the setuptools installed here (what pip's
+    ``--no-build-isolation`` does, without pip's own start and its three
+    hook processes), so nothing is downloaded; where that backend is not
+    installed, pip's isolated build is tried.
     """
     root = Path(__file__).resolve().parents[2]
     files = [n for n in ("setup.cfg", "pyproject.toml", "setup.py", "README.md",
@@ -444,13 +446,21 @@ def _wheel(folder: Path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in files:
         shutil.copy(root / name, source / name)
-    for isolation in (["--no-build-isolation"], []):
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source),
-                               "--no-deps", "--quiet", "-w", str(folder), *isolation],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              text=True)
-        if done.returncode == 0:
-            return next(folder.glob("scratchnet-*.whl"))
+    pyproject = source / "pyproject.toml"
+    named = re.search(r'^build-backend\s*=\s*"([\w.:]+)"',
+                      pyproject.read_text() if pyproject.exists() else "", re.M)
+    backend = named.group(1) if named else "setuptools.build_meta:__legacy__"
+    module, _, attr = backend.partition(":")
+    hook = (f"import sys, importlib; backend = importlib.import_module({module!r})"
+            + (f".{attr}" if attr else "") + "; backend.build_wheel(sys.argv[1])")
+    for command in ([sys.executable, "-c", hook, str(folder)],
+                    [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps",
+                     "--quiet", "-w", str(folder)]):
+        done = subprocess.run(command, cwd=source, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        built = sorted(folder.glob("scratchnet-*.whl"))
+        if done.returncode == 0 and built:
+            return built[0]
     raise UsageError(f"could not build scratchnet's wheel: {done.stderr[-500:]}")
 
 

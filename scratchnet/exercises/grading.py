@@ -119,7 +119,9 @@ class Children:
     def run(self, names: Sequence[str]) -> List[Dict[str, Any]]:
         """The checks, one at a time: a lost child costs the check it was in; a
         time-out, a second lost child or the exercise's time budget spent cost
-        its remaining checks.
+        its remaining checks.  The exercise's own stub raising ends them: it is
+        not implemented yet, whatever the others would say (a skeleton's
+        exercise costs one check, not all).
 
         Parameters
         ----------
@@ -129,8 +131,9 @@ class Children:
         Returns
         -------
         list of dict
-            One outcome per check (as
-            :func:`~scratchnet.exercises.checking.run_checks` gives).
+            One outcome per check run (as
+            :func:`~scratchnet.exercises.checking.run_checks` gives); after a
+            ``todo``, none.
 
         Examples
         --------
@@ -145,6 +148,8 @@ class Children:
                 try:
                     out += run_checks(self.ex, Objects(self.get(), self.ex.id,
                                                        self.replace), only=[name])
+                    if out[-1]["status"] == "todo":
+                        break
                     continue
                 except ChildLost as err:
                     self.current, self.lost = None, self.lost + 1
