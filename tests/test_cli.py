@@ -154,7 +154,7 @@ def test_only_the_program_spares_its_exit_a_garbage_collection(tmp_path):
     main(argv) called from Python does not (checked in the test above, on its
     run)."""
     argv = ["--tasks", "separated", "--recipes", "textbook", "--steps", "20",
-            "--jobs", "1", "--quiet"]
+            "--jobs", "1", "--quiet", "--format", "svg"]   # svg: drawn faster than png
     code = ("import gc, sys; from scratchnet.__main__ import main; "
             f"sys.argv = ['scratchnet', *{argv!r}, '--out', {str(tmp_path / 'cmd')!r}]; "
             "assert main() == 0; print(gc.get_freeze_count())")
