@@ -36,6 +36,9 @@ def test_the_command_writes_its_figures_and_tables(tmp_path, capsys):
                      "digits_training.png"]
     captured = capsys.readouterr()
     assert "| 80 |" in captured.out and "fitted model, temperature T" in captured.out
+    # the study on the digits themselves: their test split, a 64-input network
+    assert "test split 359 images" in captured.out
+    assert "Networks 64-8-8-10" in captured.out
     assert "digits: [3/3]" in captured.err          # the progress lines
     rows = (tmp_path / "out" / "digits_semi_synthetic.csv").read_text().splitlines()
     assert rows[0] == "n,seed,step,expected_kl" and len(rows) > 1

@@ -87,11 +87,13 @@ def test_a_real_run_stops_when_the_validation_nll_rises_and_restores_its_minimum
 
 
 def test_early_stopping_lowers_the_held_out_nll_on_an_overfitting_run():
+    """Measured: stopped at step 27 with a held-out NLL of 0.63; run on to 1,000
+    steps, the network has overfitted to 6.8."""
     (x, c), (xv, cv) = _overfitting_data()
     nll = {}
     for patience in (None, 5):
         model = sn.MLP([5, 64, 2], rng=0)
-        sn.train(model, (x, c), steps=3000, batch_size=20, lr=1e-2, optimizer="adam",
+        sn.train(model, (x, c), steps=1000, batch_size=20, lr=1e-2, optimizer="adam",
                  rng=1, validation=(xv, cv), patience=patience)
         nll[patience] = _independent_nll(model.params, xv, cv)
     assert nll[5] < nll[None] - 0.1

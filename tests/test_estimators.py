@@ -271,13 +271,30 @@ def test_a_too_small_validation_split_is_named():
 
 
 def test_importing_scratchnet_does_not_import_the_estimators():
+    """In a fresh interpreter: ``import scratchnet`` leaves scikit-learn alone, and
+    the first use of ``sn.estimators`` is what asks for it (stopped right there by a
+    finder put first on the import path: importing scikit-learn costs seconds)."""
     import subprocess
     import sys
-    code = ("import sys, scratchnet as sn; a = 'sklearn' in sys.modules; "
-            "sn.estimators.GaussianClassifier; print(a, 'sklearn' in sys.modules)")
+    code = ("import sys, scratchnet as sn\n"
+            "asked = []\n"
+            "class Stop:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.partition('.')[0] == 'sklearn':\n"
+            "            asked.append(name)\n"
+            "            raise ImportError('stopped')\n"
+            "print('sklearn' in sys.modules, 'scratchnet.estimators' in sys.modules)\n"
+            "sys.meta_path.insert(0, Stop())\n"
+            "try:\n"
+            "    sn.estimators.GaussianClassifier\n"
+            "except ImportError as exc:\n"
+            "    print(asked[0], exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    assert out.stdout.split() == ["False", "True"]
+    lines = out.stdout.splitlines()
+    assert lines[0] == "False False", lines
+    assert len(lines) == 2 and lines[1].startswith(
+        "sklearn scratchnet.estimators needs scikit-learn"), lines
 
 
 def test_a_temperature_at_its_bound_is_not_used_and_says_why():

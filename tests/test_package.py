@@ -1,6 +1,7 @@
 """The package as a whole: its public API, its docstrings, its import order, its sizes."""
 
 import ast
+import functools
 import importlib
 import inspect
 import re
@@ -28,6 +29,19 @@ def _module_path(name: str) -> Path:
     """
     path = PACKAGE.joinpath(*name.split("."))
     return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
+@functools.cache
+def _tree(module: str) -> ast.Module:
+    """The syntax tree of a module named as in CHAPTERS, parsed once for every test
+    that reads it (nothing here changes a tree)."""
+    return ast.parse(_module_path(module).read_text())
+
+
+@functools.cache
+def _code_lines(module: str) -> int:
+    """``code_lines`` of a module named as in CHAPTERS, counted once."""
+    return code_lines(_module_path(module).read_text())
 
 
 def _module_name(path: Path) -> str:
@@ -74,8 +88,9 @@ def _chapter(dotted: str) -> str:
     return dotted
 
 
-def _imported_modules(source: str, module: str) -> set:
-    """The package's modules that ``source``, the text of ``module``, imports.
+def _imported_modules(source, module: str) -> set:
+    """The package's modules that ``source``, the text of ``module`` (or its syntax
+    tree), imports.
 
     Every import counts, also those inside functions.  Relative imports are
     resolved from the module's package (``from ..metrics import x`` in
@@ -86,7 +101,8 @@ def _imported_modules(source: str, module: str) -> set:
     if not PACKAGE.joinpath(*package).is_dir():  # a module, not a package
         package = package[:-1]
     targets = []
-    for node in ast.walk(ast.parse(source)):
+    tree = source if isinstance(source, ast.AST) else ast.parse(source)
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level:
             up = node.level - 1
             if up > len(package):
@@ -136,7 +152,7 @@ def test_imports_are_resolved_in_subpackages_and_functions():
 def test_imports_flow_one_way(module):
     """Each module imports only modules that come before it (no cycles)."""
     allowed = set(ORDER[: ORDER.index(module)])
-    imported = _imported_modules(_module_path(module).read_text(), module)
+    imported = _imported_modules(_tree(module), module)
     assert imported <= allowed, f"{module} imports later modules: {imported - allowed}"
 
 
@@ -187,8 +203,7 @@ def test_public_docstrings_follow_numpydoc(name, obj):
 @pytest.mark.parametrize("module", [m for m in ORDER
                                     if not m.split(".")[-1].startswith("_")])
 def test_every_module_opens_with_its_idea(module):
-    tree = ast.parse(_module_path(module).read_text())
-    doc = ast.get_docstring(tree)
+    doc = ast.get_docstring(_tree(module))
     assert doc and len(doc.splitlines()) >= 3, f"{module} needs a module docstring"
     assert not doc.startswith("STUB"), f"{module} is still a stub"
 
@@ -233,14 +248,14 @@ def _size_param(name: str, label: str):
     _size_param(_module_name(p), str(p.relative_to(PACKAGE))) for p in MODULE_FILES])
 def test_no_module_is_longer_than_500_lines_of_code(module):
     path = _module_path(module)   # "" is the package's own __init__.py
-    lines = code_lines(path.read_text())
+    lines = _code_lines(module)
     assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE)}: {lines} lines of code"
 
 
 @pytest.mark.parametrize("module", [
     _size_param(m, m) for m in ORDER if m.split(".")[0] not in NOT_CHAPTERS])
 def test_chapter_has_at_most_250_lines_of_code(module):
-    lines = code_lines(_module_path(module).read_text())
+    lines = _code_lines(module)
     assert lines <= MAX_CODE_LINES, f"{module}: {lines} lines of code"
 
 

@@ -119,14 +119,20 @@ def all_private_uses() -> list:
                                            path.name == "__init__.py")]
 
 
-def test_no_private_name_is_used_outside_its_module():
-    found = [use for use in all_private_uses() if (use[0], use[2]) not in ALLOWED]
+@pytest.fixture(scope="module")
+def package_uses() -> list:
+    """:func:`all_private_uses`, the package parsed once for both tests below."""
+    return all_private_uses()
+
+
+def test_no_private_name_is_used_outside_its_module(package_uses):
+    found = [use for use in package_uses if (use[0], use[2]) not in ALLOWED]
     assert not found, "private names used outside their module:\n" + "\n".join(
         f"  scratchnet/{file}:{line}: {code}" for file, line, code in found)
 
 
-def test_the_allow_list_names_only_uses_that_still_exist():
-    present = {(file, code) for file, _, code in all_private_uses()}
+def test_the_allow_list_names_only_uses_that_still_exist(package_uses):
+    present = {(file, code) for file, _, code in package_uses}
     assert ALLOWED <= present, f"fixed, remove from ALLOWED: {ALLOWED - present}"
 
 

@@ -12,7 +12,7 @@ from sklearn.datasets import load_wine
 from sklearn.preprocessing import StandardScaler
 
 from scratchnet.experiments.digits import DigitsSettings
-from scratchnet.experiments.digits_report import main, real_main
+from scratchnet.experiments.digits_report import real_main
 from scratchnet.experiments.real import (
     choose_scaling,
     load_table,
@@ -165,11 +165,9 @@ def test_help_names_the_data_sets_and_the_outputs(capsys):
     assert "breast_cancer" in text and "--target" in text and "NAME_kl" in text
 
 
-def test_the_digits_command_is_the_study_on_the_digits(tmp_path, capsys):
-    assert main([*TINY, "--out", str(tmp_path)]) == 0
-    assert (tmp_path / "digits.md").exists()
-    out = capsys.readouterr().out
-    assert "test split 359 images" in out and "Networks 64-8-8-10" in out
+# ``python -m scratchnet digits`` is the study on the digits (their 359-image test
+# split, a 64-input network): tests/test_digits_experiment.py checks it on its own
+# run of the command.
 
 
 def test_the_module_entry_point_dispatches_real(tmp_path):
