@@ -91,25 +91,24 @@ SHARED_UNITS = {
     "tests/test_handout.py": "tests/test_docs.py",   # the kit's API page
 }
 # Measured per file (the sum of its tests' durations) in a run of the test command
-# on an idle 2-core machine, slowest first, down to 15 s; re-measure when a file
+# on an idle 2-core machine, slowest first, down to 10 s; re-measure when a file
 # grows.  The first entry is the documentation's unit (the site's build, its
-# browser test and the kit's API page: 160 s).
+# browser test and the kit's API page: 130 s).
 SLOWEST_FIRST = (
     "tests/test_docs.py",
     "tests/test_exercises_course.py",
-    "notebooks/05_network_learns_posterior.ipynb",
+    "tests/test_exercises.py",
     "notebooks/07_homework_exercises.ipynb",
     "tests/test_exercises_attacks.py",
-    "tests/test_exercises.py",
     "tests/test_exercises_sandbox.py",
+    "notebooks/05_network_learns_posterior.ipynb",
     "notebooks/09_when_the_generative_model_is_unknown.ipynb",
     "notebooks/08_where_networks_learn_the_posterior.ipynb",
     "tests/test_experiments_robust.py",
     "tests/test_estimators.py",
     "notebooks/06_binary_classification.ipynb",
-    "tests/test_exercises_mistakes.py",
     "notebooks/04_backprop_by_hand.ipynb",
-    "tests/test_readouts_undo_options.py",
+    "tests/test_exercises_mistakes.py",
 )
 
 try:
