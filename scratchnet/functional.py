@@ -350,9 +350,10 @@ def cross_entropy_and_grad(logits: Any, targets: Any, *, weight: Any = None,
                            ignore_index: int = IGNORE_INDEX,
                            label_smoothing: float = 0.0,
                            reduction: str = "mean") -> tuple[Loss, np.ndarray]:
-    r""":func:`cross_entropy` and :func:`cross_entropy_grad` from one softmax.
+    r"""The loss and its gradient, as a training step uses them.
 
-    As the training step needs them, bit-for-bit the two functions' values.  The
+    :func:`cross_entropy` and :func:`cross_entropy_grad` called in turn, each with
+    its own check and its own softmax: bit-for-bit the two functions' values.  The
     fused version, one check and one ``exp`` in place, is the fast path's
     :func:`scratchnet.fast.kernels.cross_entropy_and_grad_inplace`, pinned to these.
 
