@@ -238,9 +238,11 @@ def _chromium(
 
 # A page of iframes, 1280 px wide each, one per page of the site, at most
 # AT_ONCE loading at a time (the later ones then find MathJax, its fonts and the
-# theme in the browser's cache): each iframe gets the probe above; once all have
-# reported (or DEADLINE_MS of the browser's virtual time have passed) the page
-# writes their reports into <pre id="site-probes">.  One browser for all the
+# theme in the browser's cache): each iframe gets the probe above, and is removed
+# once its report is read (a page left open keeps costing the browser: about a
+# tenth of its CPU); once all have reported (or DEADLINE_MS of the browser's
+# virtual time have passed) the page writes their reports into
+# <pre id="site-probes">.  One browser for all the
 # pages keeps the test short; a short deadline (40 s) left most pages without a
 # report with the test command's second worker busy on the other core at a load
 # of 8.
@@ -250,7 +252,7 @@ FRAMES_PAGE = """<!doctype html>
 <body style="margin: 0">
 <script>
 const pages = %s, atOnce = %d, deadline = %d;
-const frames = [];
+const frames = [], reports = [];
 function open() {
   const frame = document.createElement("iframe");
   frame.src = pages[frames.length];
@@ -259,17 +261,21 @@ function open() {
   frame.style.display = "block";
   document.body.appendChild(frame);
   frames.push(frame);
+  reports.push(null);
 }
-function report(frame) {
+function read(i) {
+  const frame = frames[i];
   const pre = frame.contentDocument && frame.contentDocument.getElementById("site-probe");
-  return pre ? JSON.parse(pre.textContent) : null;
+  if (pre) {
+    reports[i] = JSON.parse(pre.textContent);
+    frame.remove();
+  }
 }
 const started = Date.now();
 const timer = setInterval(function () {
-  let reports = frames.map(report);
+  frames.forEach((frame, i) => { if (reports[i] === null) { read(i); } });
   const loading = reports.filter((r) => r === null).length;
   for (let i = loading; i < atOnce && frames.length < pages.length; i++) { open(); }
-  reports = frames.map(report);
   const done = frames.length === pages.length && reports.every((r) => r !== null);
   if (done || Date.now() - started > deadline) {
     clearInterval(timer);
