@@ -11,6 +11,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from _support import build_figures_without_rendering
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import scratchnet as sn
@@ -374,11 +375,9 @@ def test_an_unwritable_out_is_refused_in_one_line(tmp_path, capsys):
 
 def test_median_is_printed_only_over_several_seeds(small_sweep, two_losses, tmp_path,
                                                    capsys, monkeypatch):
-    # the printed text is the point: the command's figures are built but not
-    # rendered (their drawing is checked by the tests of the figures)
-    from matplotlib.figure import Figure
-
-    monkeypatch.setattr(Figure, "savefig", lambda self, *args, **kwargs: None)
+    # the printed text is the point: the command's figures are built, not rendered
+    # (the legends tests below render them)
+    build_figures_without_rendering(monkeypatch)
     for seeds in (1, 2):
         out = tmp_path / str(seeds)
         assert main(["--tasks", "separated", "--recipes", "textbook", "--steps", "20",
