@@ -320,3 +320,20 @@ def numbers_that_differ(stored: str, fresh: str, tolerance: Tolerance) -> list[s
         if not abs(x - y) <= allowed:
             differ.append(f"stored {a}, fresh {b}: beyond {allowed:.3g}")
     return differ
+
+
+def build_figures_without_rendering(monkeypatch) -> None:
+    """Make ``Figure.savefig`` write an empty file instead of rendering one.
+
+    For tests of what a command prints and which files it names, where the
+    figures are not the point: they are still built (every artist, label and
+    legend), and named on disk, but not laid out and rasterised (about half a
+    second a figure).  Each such figure is rendered by another test, named
+    where this helper is used.
+    """
+    from matplotlib.figure import Figure
+
+    def touch(self, fname, *args, **kwargs):
+        Path(fname).touch()
+
+    monkeypatch.setattr(Figure, "savefig", touch)

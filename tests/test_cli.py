@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+from _support import build_figures_without_rendering
 
 from scratchnet import experiments
 from scratchnet.__main__ import main
@@ -80,7 +81,11 @@ def test_parallel_workers_give_the_numbers_of_an_in_process_run(tmp_path, capsys
             assert float(row[key]) == want[key]   # CSV keeps full precision
 
 
-def test_seeds_end_to_end_draw_bands_and_summarise_over_seeds(tmp_path, capsys):
+def test_seeds_end_to_end_draw_bands_and_summarise_over_seeds(tmp_path, capsys,
+                                                            monkeypatch):
+    # the figures (the bands over seeds among them) are built, not rendered: the
+    # legends tests of tests/test_experiments_robust.py render them over two seeds
+    build_figures_without_rendering(monkeypatch)
     code = main(["--tasks", "sparse-tail", "--recipes", "original", "--steps", "20",
                  "--seeds", "3", "--seed", "4", "--out", str(tmp_path), "--jobs", "1"])
     assert code == 0
@@ -154,8 +159,11 @@ def test_only_the_program_spares_its_exit_a_garbage_collection(tmp_path):
     main(argv) called from Python does not (checked in the test above, on its
     run)."""
     argv = ["--tasks", "separated", "--recipes", "textbook", "--steps", "20",
-            "--jobs", "1", "--quiet", "--format", "svg"]   # svg: drawn faster than png
+            "--jobs", "1", "--quiet"]
     code = ("import gc, sys; from scratchnet.__main__ import main; "
+            # the figures are built, not rendered (the other tests render them)
+            "from matplotlib.figure import Figure; "
+            "Figure.savefig = lambda self, *args, **kwargs: None; "
             f"sys.argv = ['scratchnet', *{argv!r}, '--out', {str(tmp_path / 'cmd')!r}]; "
             "assert main() == 0; print(gc.get_freeze_count())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
