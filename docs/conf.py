@@ -77,6 +77,7 @@ extensions = [
     "numpydoc",
     "myst_nb",  # MyST Markdown pages and the notebooks (it includes myst_parser)
     "chapter_links",  # notebook sections <-> API entries, in docs/_ext
+    "chapter_nav",  # the sidebar's chapter list from the page titles, in docs/_ext
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
