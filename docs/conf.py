@@ -47,7 +47,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpydoc.numpydoc
 from docutils import nodes
 from docutils.parsers.rst.directives.images import Figure
 from sphinx.errors import PycodeError
@@ -76,6 +75,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "numpydoc",
+    "numpydoc_once",  # numpydoc's template compiled once, in docs/_ext
     "myst_nb",  # MyST Markdown pages and the notebooks (it includes myst_parser)
     "chapter_links",  # notebook sections <-> API entries, in docs/_ext
     "chapter_nav",  # the sidebar's chapter list from the page titles, in docs/_ext
@@ -234,22 +234,7 @@ def _reexported_constant_doc(
                 return
 
 
-def _drop_numpydoc_signatures(app: Any) -> None:
-    """Disconnect numpydoc's ``autodoc-process-signature`` handler.
-
-    It parses every docstring a second time to replace the signature autodoc
-    reads from the object by one written as the docstring's first line
-    (``name(args)``); scratchnet's docstrings never start so (numpydoc's style
-    does not ask for it), so the handler changed no signature of the site, and
-    without it a docstring that did would still show the real signature.
-    """
-    for listener in list(app.events.listeners.get("autodoc-process-signature", [])):
-        if listener.handler is numpydoc.numpydoc.mangle_signature:
-            app.disconnect(listener.id)
-
-
 def setup(app: Any) -> dict[str, Any]:
-    _drop_numpydoc_signatures(app)
     app.add_directive("optional-figure", OptionalFigure)
     app.connect("missing-reference", _resolve_short_name)
     app.connect("autodoc-process-docstring", _reexported_constant_doc)
