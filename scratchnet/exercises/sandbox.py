@@ -99,43 +99,53 @@ def _bwrap() -> str:
     return shutil.which("bwrap") or ""
 
 
-def compile_for_children(grader: Path) -> List[Path]:
-    """Byte-compile the modules the shim loads, once, into ``grader/__pycache__``.
+def compile_for_children(grader: Path, seen_as: Optional[str] = None) -> List[Path]:
+    """Byte-compile the shim and the modules it loads, once, for every child.
 
     Every child (one per exercise, and one more after each death) starts
     with ``-B``: it writes no cache, so without one here it would compile
-    ``frames.py``, ``definitions.py``, ``accounts.py`` and ``given.py`` itself,
-    each time (about 20 ms of a child's 0.25 s, most of the rest NumPy's
-    import).  The cache is written by the grading process beside the copies
-    it made, in the folder the child can only read, and Python checks it
-    against the source's size and time before using it.  ``shim.py`` is run
-    as a script, which never reads a cache.
+    ``shim.py``, ``frames.py``, ``definitions.py``, ``accounts.py`` and
+    ``given.py`` itself, each time (about 25 ms of a child's 0.3 s, most of
+    the rest NumPy's import).  The modules' caches go to ``grader/__pycache__``,
+    where Python checks each against its source's size and time before using
+    it; a script never reads a cache, so ``shim.py`` is compiled into
+    ``shim.pyc`` beside it, the file the child runs.  All are written by the
+    grading process, from its own copies, in the folder the child can only
+    read.
 
     Parameters
     ----------
     grader : Path
         The folder holding the copies of :data:`SHIM_FILES`.
+    seen_as : str, optional
+        That folder as the child sees it (default ``grader``): the shim's
+        tracebacks name ``seen_as/shim.py``.
 
     Returns
     -------
     list of Path
-        The cache files written.
+        The files written.
 
     Examples
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "frames.py").write_text("X = 1")
-    ...     [p.parent.name for p in compile_for_children(Path(tmp))]
-    ['__pycache__']
+    ...     for name in ("shim.py", "frames.py"):
+    ...         _ = Path(tmp, name).write_text("X = 1")
+    ...     [p.relative_to(tmp).parts[0] for p in compile_for_children(Path(tmp))]
+    ['shim.pyc', '__pycache__']
     """
     written = []
-    for name in [n for n in SHIM_FILES if n != "shim.py"]:   # what shim.py loads
+    for name in SHIM_FILES:
         source = grader / name
-        if source.exists():
-            cached = importlib.util.cache_from_source(str(source))
-            written.append(Path(py_compile.compile(str(source), cfile=cached,
-                                                   doraise=True)))
+        if not source.exists():
+            continue
+        if name == "shim.py":   # run as a script: its code beside it
+            cfile, shown = str(grader / "shim.pyc"), f"{seen_as or grader}/{name}"
+        else:   # loaded by path: Python finds and checks the cache itself
+            cfile, shown = importlib.util.cache_from_source(str(source)), None
+        written.append(Path(py_compile.compile(str(source), cfile=cfile, dfile=shown,
+                                               doraise=True)))
     return written
 
 
@@ -183,7 +193,8 @@ class Sandbox:
         self.grader.mkdir()
         for name in SHIM_FILES:
             shutil.copy(Path(__file__).with_name(name), self.grader / name)
-        compile_for_children(self.grader)
+        compile_for_children(self.grader, "/sandbox/grader" if kind == "bubblewrap"
+                             else None)
         self.site = self.workdir / "site"
         self.site.mkdir()
         self.numpy = numpy_for_others() if self.uid is not None else numpy_dirs()
@@ -219,7 +230,7 @@ class Sandbox:
         >>> callable(Sandbox.command)
         True
         """
-        shim = self.grader / "shim.py"
+        shim = self.grader / "shim.pyc"   # shim.py, compiled (compile_for_children)
         if self.kind != "bubblewrap":
             return [self.python, "-I", "-S", "-B", str(shim), str(self.site)]
         args = [_bwrap(), "--unshare-all", "--die-with-parent", "--new-session",
@@ -246,7 +257,7 @@ class Sandbox:
                  "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
                  "--size", str(64 * 2**20), "--tmpfs", "/tmp", "--remount-ro", "/",
                  "--chdir", "/tmp",
-                 "--", self.python, "-I", "-S", "-B", "/sandbox/grader/shim.py",
+                 "--", self.python, "-I", "-S", "-B", "/sandbox/grader/shim.pyc",
                  "/sandbox/site"]
         return args
 
