@@ -34,9 +34,7 @@ and CI run both); a forced way that cannot run is an error, not a fall-back.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
-import py_compile
 import shutil
 import signal
 import subprocess
@@ -56,6 +54,7 @@ from .confine import (
 )
 from .runtime import (
     allowed_dirs,
+    compile_for_children,
     hidden_paths,
     interpreter_paths,
     numpy_dirs,
@@ -70,8 +69,8 @@ try:
 except ImportError:   # not POSIX: no sandbox runs there (see choose)
     resource = None
 
-__all__ = ["KINDS", "SHIM_FILES", "Sandbox", "SandboxRefused", "choose",
-           "compile_for_children", "describe", "probe"]
+__all__ = ["KINDS", "SHIM_FILES", "Sandbox", "SandboxRefused", "choose", "describe",
+           "probe"]
 
 #: The ways to isolate the child, as the report names them.
 KINDS = ("bubblewrap", "dedicated uid", "none")
@@ -97,56 +96,6 @@ class SandboxRefused(ValueError):
 @functools.lru_cache(maxsize=1)
 def _bwrap() -> str:
     return shutil.which("bwrap") or ""
-
-
-def compile_for_children(grader: Path, seen_as: Optional[str] = None) -> List[Path]:
-    """Byte-compile the shim and the modules it loads, once, for every child.
-
-    Every child (one per exercise, and one more after each death) starts
-    with ``-B``: it writes no cache, so without one here it would compile
-    ``shim.py``, ``frames.py``, ``definitions.py``, ``accounts.py`` and
-    ``given.py`` itself, each time (about 25 ms of a child's 0.3 s, most of
-    the rest NumPy's import).  The modules' caches go to ``grader/__pycache__``,
-    where Python checks each against its source's size and time before using
-    it; a script never reads a cache, so ``shim.py`` is compiled into
-    ``shim.pyc`` beside it, the file the child runs.  All are written by the
-    grading process, from its own copies, in the folder the child can only
-    read.
-
-    Parameters
-    ----------
-    grader : Path
-        The folder holding the copies of :data:`SHIM_FILES`.
-    seen_as : str, optional
-        That folder as the child sees it (default ``grader``): the shim's
-        tracebacks name ``seen_as/shim.py``.
-
-    Returns
-    -------
-    list of Path
-        The files written.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     for name in ("shim.py", "frames.py"):
-    ...         _ = Path(tmp, name).write_text("X = 1")
-    ...     [p.relative_to(tmp).parts[0] for p in compile_for_children(Path(tmp))]
-    ['shim.pyc', '__pycache__']
-    """
-    written = []
-    for name in SHIM_FILES:
-        source = grader / name
-        if not source.exists():
-            continue
-        if name == "shim.py":   # run as a script: its code beside it
-            cfile, shown = str(grader / "shim.pyc"), f"{seen_as or grader}/{name}"
-        else:   # loaded by path: Python finds and checks the cache itself
-            cfile, shown = importlib.util.cache_from_source(str(source)), None
-        written.append(Path(py_compile.compile(str(source), cfile=cfile, dfile=shown,
-                                               doraise=True)))
-    return written
 
 
 class Sandbox:
