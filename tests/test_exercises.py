@@ -15,8 +15,12 @@ import numpy as np
 import pytest
 from _minimal_submission import write
 
+import scratchnet as sn
 import scratchnet.exercises as ex
+from scratchnet import tasks
+from scratchnet.exercises import checks_models
 from scratchnet.exercises.cli import main
+from scratchnet.mlp import TwoLayerMLP
 
 REQUIRED = ["softmax", "log_softmax", "logsumexp", "cross_entropy", "cross_entropy_grad",
             "nll_loss", "linear_backward", "relu_backward", "tanh_backward", "entropy",
@@ -244,12 +248,46 @@ def test_assert_passes_in_a_students_own_test():
         ex.assert_passes("softmax", softmax, "no such check")
 
 
-def test_the_reference_trains_to_the_posterior_with_margin_over_6_seeds():
+def _reference_kls(seeds, steps):
+    """:func:`~scratchnet.exercises.train_to_posterior`'s training for each seed (the
+    chapter's start, batches of 64 drawn from ``seed + 1000``, SGD with lr 0.3),
+    replayed for all seeds at once by ``fast.Ensemble`` (pinned to the chapters by
+    tests/test_fast*.py); the expected KL of each member's network."""
+    task = tasks.unequal_variance()
+    starts = [TwoLayerMLP(1, 16, 2, rng=seed) for seed in seeds]
+    ensemble = sn.fast.Ensemble([1, 16, 2], rngs=list(seeds))
+    for name in ensemble.params:
+        ensemble.params[name][...] = [start.params[name] for start in starts]
+
+    def stream(rng):
+        while True:
+            yield task.sample(64, rng)
+
+    batches = sn.fast.stack_batches([stream(np.random.default_rng(seed + 1000))
+                                     for seed in seeds])
+    sn.fast.train(ensemble, batches, steps=steps,
+                  optimizer=sn.SGD(ensemble.params, lr=0.3))
+    kls = []
+    for member, net in enumerate(starts):
+        for name, value in net.params.items():
+            value[...] = ensemble.params[name][member]
+        kls.append(float(task.expected_kl(lambda x, net=net: sn.softmax(net.forward(x)))))
+    return kls
+
+
+def test_the_reference_trains_to_the_posterior_with_margin_over_6_seeds(monkeypatch):
     """Issue 30 (unequal variances): the check trains from seed 0; over seeds 0 to 5
     the reference reaches at most 0.455 of the threshold (seed 4: 0.0036 nats, the
     same within 1e-16 nats under OpenBLAS's Haswell and Sandybridge kernels), under
-    the 0.667 asked here."""
-    kls = [ex.train_to_posterior(seed=seed) for seed in range(6)]
+    the 0.667 asked here.  The six trainings run as one ensemble (1 s, not 10 s);
+    that it replays the check's own training is checked first, on 20 steps, against
+    ``train_to_posterior`` itself (the two agree to 2e-15 after all 2000 steps)."""
+    seeds = range(6)
+    monkeypatch.setattr(checks_models, "TRAIN_STEPS", 20)
+    short = [ex.train_to_posterior(seed=seed) for seed in seeds]
+    np.testing.assert_allclose(_reference_kls(seeds, 20), short, rtol=1e-9, atol=0)
+    monkeypatch.undo()
+    kls = _reference_kls(seeds, ex.TRAIN_STEPS)
     assert max(kls) < ex.KL_THRESHOLD / 1.5, kls
 
 

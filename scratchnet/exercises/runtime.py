@@ -9,7 +9,9 @@ them mounted empty (:func:`hidden_paths`).  A dedicated uid can only run
 what every user may read (:func:`readable_by_all`): a Python installed in a
 folder only root may enter is replaced by the system's Python of the same
 version (:func:`python_for_others`), and NumPy in such a folder by a copy
-made of hard links (:func:`numpy_for_others`).
+made of hard links (:func:`numpy_for_others`).  What the child runs of the
+grader's is byte-compiled once, by the grading process
+(:func:`compile_for_children`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
+import py_compile
 import shutil
 import site
 import stat
@@ -24,13 +27,13 @@ import sys
 import sysconfig
 import tempfile
 from pathlib import Path
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy
 
-__all__ = ["allowed_dirs", "hidden_paths", "interpreter_paths", "numpy_dirs",
-           "numpy_for_others", "python_for_others", "readable_by_all", "system_paths",
-           "this_python"]
+__all__ = ["allowed_dirs", "compile_for_children", "hidden_paths", "interpreter_paths",
+           "numpy_dirs", "numpy_for_others", "python_for_others", "readable_by_all",
+           "system_paths", "this_python"]
 
 
 def numpy_dirs() -> List[Path]:
@@ -267,3 +270,52 @@ def interpreter_paths(python: str) -> Tuple[List[str], List[str]]:
     entries = [os.path.join(stdlib, e) for e in sorted(os.listdir(stdlib))
                if not e.endswith("-packages")] if os.path.isdir(stdlib) else []
     return [python, *libs, *entries], [stdlib]
+
+
+def compile_for_children(grader: Path, seen_as: Optional[str] = None) -> List[Path]:
+    """Byte-compile the shim and the modules it loads, once, for every child.
+
+    Every child (one per exercise, and one more after each death) starts
+    with ``-B``: it writes no cache, so without one here it would compile
+    ``shim.py``, ``frames.py``, ``definitions.py``, ``accounts.py`` and
+    ``given.py`` itself, each time (about 25 ms of a child's 0.3 s, most of
+    the rest NumPy's import).  The modules' caches go to ``grader/__pycache__``,
+    where Python checks each against its source's size and time before using
+    it; a script never reads a cache, so ``shim.py`` is compiled into
+    ``shim.pyc`` beside it, the file the child runs.  All are written by the
+    grading process, from its own copies, in the folder the child can only
+    read.
+
+    Parameters
+    ----------
+    grader : Path
+        The folder holding the copies of the shim's files
+        (:data:`~scratchnet.exercises.sandbox.SHIM_FILES`): every ``*.py`` in it.
+    seen_as : str, optional
+        That folder as the child sees it (default ``grader``): the shim's
+        tracebacks name ``seen_as/shim.py``.
+
+    Returns
+    -------
+    list of Path
+        The files written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     for name in ("shim.py", "frames.py"):
+    ...         _ = Path(tmp, name).write_text("X = 1")
+    ...     [p.relative_to(tmp).parts[0] for p in compile_for_children(Path(tmp))]
+    ['shim.pyc', '__pycache__']
+    """
+    written = []
+    for source in sorted(Path(grader).glob("*.py"), key=lambda p: p.name != "shim.py"):
+        name = source.name
+        if name == "shim.py":   # run as a script: its code beside it
+            cfile, shown = str(grader / "shim.pyc"), f"{seen_as or grader}/{name}"
+        else:   # loaded by path: Python finds and checks the cache itself
+            cfile, shown = importlib.util.cache_from_source(str(source)), None
+        written.append(Path(py_compile.compile(str(source), cfile=cfile, dfile=shown,
+                                               doraise=True)))
+    return written

@@ -54,6 +54,7 @@ from .confine import (
 )
 from .runtime import (
     allowed_dirs,
+    compile_for_children,
     hidden_paths,
     interpreter_paths,
     numpy_dirs,
@@ -141,6 +142,8 @@ class Sandbox:
         self.grader.mkdir()
         for name in SHIM_FILES:
             shutil.copy(Path(__file__).with_name(name), self.grader / name)
+        compile_for_children(self.grader, "/sandbox/grader" if kind == "bubblewrap"
+                             else None)
         self.site = self.workdir / "site"
         self.site.mkdir()
         self.numpy = numpy_for_others() if self.uid is not None else numpy_dirs()
@@ -176,7 +179,7 @@ class Sandbox:
         >>> callable(Sandbox.command)
         True
         """
-        shim = self.grader / "shim.py"
+        shim = self.grader / "shim.pyc"   # shim.py, compiled (compile_for_children)
         if self.kind != "bubblewrap":
             return [self.python, "-I", "-S", "-B", str(shim), str(self.site)]
         args = [_bwrap(), "--unshare-all", "--die-with-parent", "--new-session",
@@ -203,7 +206,7 @@ class Sandbox:
                  "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
                  "--size", str(64 * 2**20), "--tmpfs", "/tmp", "--remount-ro", "/",
                  "--chdir", "/tmp",
-                 "--", self.python, "-I", "-S", "-B", "/sandbox/grader/shim.py",
+                 "--", self.python, "-I", "-S", "-B", "/sandbox/grader/shim.pyc",
                  "/sandbox/site"]
         return args
 

@@ -1,7 +1,8 @@
 """The answering shim: the only grader code that runs beside the student's code.
 
 This file is run on its own, inside the sandbox
-(:mod:`scratchnet.exercises.sandbox`), as ``python -I -S shim.py SITE``:
+(:mod:`scratchnet.exercises.sandbox`), as ``python -I -S shim.py SITE``
+(compiled once by the grading process, into the ``shim.pyc`` each child runs):
 ``SITE`` is a folder that holds NumPy and nothing else, and this file and the
 ones it loads from beside it (:mod:`~scratchnet.exercises.frames`,
 :mod:`~scratchnet.exercises.definitions`,
