@@ -296,7 +296,7 @@ def check_class_scores(scores: Any, targets: Any, options: dict, caller: str) ->
         _check_logits(x)
     else:
         _check_log_probs(x)
-    t, _ = _index_targets(targets, x.shape, name, None)
+    t, _ = _index_targets(t, x.shape, name, None)
     return x, t
 
 

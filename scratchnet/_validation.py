@@ -176,6 +176,8 @@ def check_choice(value: Any, name: str, choices: tuple) -> str:
     ``TypeError`` if it is not a string at all (a list, an array, None),
     ``ValueError`` if it is a string not among ``choices``.
     """
+    if type(value) is str and value in choices:
+        return value  # the common case, before the message is built
     listed = ", ".join(repr(c) for c in choices)
     if not isinstance(value, str):
         raise TypeError(f"{name} must be one of {listed} (a string); got "
@@ -241,8 +243,12 @@ def check_scalar(
 
 
 def check_integer(value: Any, name: str) -> int:
-    """Return ``value`` as an int after checking it is an integer (not a bool)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    """Return ``value`` as an int after checking it is an integer (not a bool).
+
+    A plain ``int``, the common case, is let through before the slower checks.
+    """
+    if type(value) is not int and (isinstance(value, (bool, np.bool_))
+                                   or not isinstance(value, numbers.Integral)):
         raise TypeError(f"{name} must be an integer; got {value!r}")
     return int(value)
 
@@ -262,8 +268,8 @@ def as_class_indices(
 
     Floating arrays are rejected even when their values are whole numbers:
     PyTorch does the same, and it catches probability targets passed by
-    mistake in the wrong layout.  The smallest and largest index screen the
-    range; the exact check, which says where, runs only when they fail it.
+    mistake in the wrong layout.  The smallest and largest index check the
+    range; only when one is out of it is the mask that says where built.
     """
     arr = np.asarray(targets)
     if arr.dtype.kind not in "iu":
@@ -271,13 +277,10 @@ def as_class_indices(
             f"{name} must be integer class indices in [0, {num_classes}); "
             f"got dtype {arr.dtype}"
         )
-    if arr.size and not 0 <= arr.min() <= arr.max() < num_classes:  # the exact check
+    if arr.size and not 0 <= arr.min() <= arr.max() < num_classes:
         bad = (arr < 0) | (arr >= num_classes)
-        if bad.any():
-            raise ValueError(
-                f"{name} must be integers in [0, {num_classes}); "
-                f"got {arr[bad].flat[0]}{at_index(bad)}"
-            )
+        raise ValueError(f"{name} must be integers in [0, {num_classes}); "
+                         f"got {arr[bad].flat[0]}{at_index(bad)}")
     return arr.astype(np.intp, copy=False)
 
 
