@@ -20,6 +20,7 @@ from ._validation import (
     check_no_nan,
     check_positive_int,
     normalize_axis,
+    screened_finite,
 )
 
 __all__ = ["check_one_hot", "check_scores"]
@@ -33,11 +34,16 @@ def check_scores(x: Any, name: str = "x", axis: Any = -1, *, keepdims: Any = Fal
     and (unless ``allow_posinf``, for ``logsumexp``) ``+inf`` and a slice whose
     every entry is ``-inf`` (every probability 0: no softmax).  An axis of
     length 0 passes (an empty sum).
+
+    The common case, every score finite, is proved by :func:`screened_finite`
+    in one pass, and the exact checks, which say where a bad entry is, run only
+    when the screen fails: on the inputs they reject, and on infinities (which
+    may be allowed).
     """
     x = as_float_array(x, name, check_nan=False)
     axis = normalize_axis(axis, x.ndim, array=name)
     check_bool(keepdims, "keepdims")
-    if x.shape[axis] == 0:
+    if x.shape[axis] == 0 or screened_finite(x):
         return x
     m = np.max(x, axis=axis)  # NaN propagates through the max: one pass over x
     if np.isnan(m).any():

@@ -134,6 +134,9 @@ def _index_targets(targets: Any, shape: tuple, name: str,
 
     ``keep`` is None when no target equals ``ignore_index``; otherwise it is
     False there, and those ``t`` are set to 0, a valid index that adds nothing.
+    The common case is screened by the smallest and largest target: all in
+    ``[0, M)`` with ``ignore_index`` outside their range, nothing is out of
+    range or ignored, and the masks that say where are not built.
     """
     t = as_number_array(targets, "targets", "class indices (integers)")
     if t.shape != _element_shape(shape):
@@ -142,6 +145,11 @@ def _index_targets(targets: Any, shape: tuple, name: str,
     if t.dtype.kind not in "iu":
         raise TypeError(f"targets must be integer class indices in [0, {m}); "
                         f"got dtype {t.dtype}")
+    if t.size:
+        low, high = np.minimum.reduce(t, axis=None), np.maximum.reduce(t, axis=None)
+        if 0 <= low and high < m and (ignore_index is None
+                                      or not low <= ignore_index <= high):
+            return t.reshape(-1).astype(np.intp, copy=False), None
     ignored = np.zeros(t.shape, bool) if ignore_index is None else t == ignore_index
     bad = ((t < 0) | (t >= m)) & ~ignored
     if bad.any():
@@ -288,7 +296,7 @@ def check_class_scores(scores: Any, targets: Any, options: dict, caller: str) ->
         _check_logits(x)
     else:
         _check_log_probs(x)
-    t, _ = _index_targets(targets, x.shape, name, None)
+    t, _ = _index_targets(t, x.shape, name, None)
     return x, t
 
 

@@ -14,12 +14,16 @@ change, the messages it produces are part of the public contract.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Optional
 
 import numpy as np
 
 REDUCTIONS = ("mean", "sum", "none")
+
+#: The float types an array is kept in (everything else real becomes float64).
+FLOAT_TYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.longdouble))
 
 
 def at_index(mask: np.ndarray) -> str:
@@ -30,17 +34,6 @@ def at_index(mask: np.ndarray) -> str:
     if len(index) == 1:
         return f" at index {int(index[0])}"
     return f" at index {tuple(int(i) for i in index)}"
-
-
-def float_dtype(dtype: np.dtype) -> np.dtype:
-    """The floating dtype computations run in.
-
-    float32, float64 and longdouble are kept, and everything else (integers,
-    booleans) becomes float64; float16 is rejected by :func:`as_float_array`.
-    """
-    if dtype == np.float32 or dtype == np.float64 or dtype == np.longdouble:
-        return np.dtype(dtype)
-    return np.dtype(np.float64)
 
 
 def as_float_array(
@@ -61,37 +54,65 @@ def as_float_array(
     ``ValueError`` (it is never a valid score or probability).  Callers that
     find NaN more cheaply themselves (a max propagates it) pass
     ``check_nan=False`` and call :func:`check_no_nan` when they see one.
+
+    The fast path, what layers and losses pass each other at every step: a
+    plain ndarray (no subclass) of a float type is returned as it is, with no
+    conversion and no type check (it passes them all), and its values are
+    screened by :func:`screened_finite` in one pass; the exact checks run only
+    when the screen fails, so they fire, with the same messages in the same
+    order, on the same inputs.
     """
+    fast = type(x) is np.ndarray and x.dtype in FLOAT_TYPES  # passes every type check
+    arr = x if fast else _as_real_array(x, name)
+    if not allow_empty and arr.size == 0:
+        raise ValueError(f"{name} must not be empty; got shape {arr.shape}")
+    if (not check_nan and allow_inf) or screened_finite(arr):
+        return arr  # nothing to check, or the common case: no NaN, no infinity
+    if check_nan:
+        check_no_nan(arr, name)
+    if not allow_inf:
+        bad = np.isinf(arr)
+        if bad.any():
+            raise ValueError(f"{name} must be finite; got {arr[bad].flat[0]}"
+                             f"{at_index(bad)}")
+    return arr
+
+
+def _as_real_array(x: Any, name: str) -> np.ndarray:
+    """``x`` as an array of one of the ``FLOAT_TYPES``, refusing what is not real."""
     if isinstance(x, np.ndarray) and x.dtype.kind == "f":
         arr = x
     else:
         try:
             arr = np.asarray(x)
         except ValueError as exc:  # ragged nested lists
-            raise ValueError(
-                f"{name} must be a rectangular array of real numbers; got {exc}"
-            ) from None
+            raise ValueError(f"{name} must be a rectangular array of real numbers; "
+                             f"got {exc}") from None
     if arr.dtype.kind not in "fiub":
-        raise TypeError(
-            f"{name} must be an array of real numbers; got dtype {arr.dtype}"
-        )
+        raise TypeError(f"{name} must be an array of real numbers; got dtype "
+                        f"{arr.dtype}")
     if arr.dtype == np.float16:
         raise TypeError(
             f"{name} must be float32 or float64; got float16 (3 significant digits, "
             f"exp overflows past 11): convert it with {name}.astype(np.float32)"
         )
-    arr = arr.astype(float_dtype(arr.dtype), copy=False)
-    if not allow_empty and arr.size == 0:
-        raise ValueError(f"{name} must not be empty; got shape {arr.shape}")
-    if check_nan:
-        check_no_nan(arr, name)
-    if not allow_inf:
-        bad = np.isinf(arr)
-        if bad.any():
-            raise ValueError(
-                f"{name} must be finite; got {arr[bad].flat[0]}{at_index(bad)}"
-            )
-    return arr
+    return arr.astype(arr.dtype if arr.dtype in FLOAT_TYPES else np.float64, copy=False)
+
+
+def screened_finite(arr: np.ndarray) -> bool:
+    """True if one pass over ``arr`` proves every entry finite: no NaN, no infinity.
+
+    The screen of the common case, before the exact checks that say where a
+    bad entry is.  It is the dot product ``arr . arr`` (``np.vdot``, one BLAS
+    pass with no temporary and no warning): the squares are non-negative, so
+    the sum is NaN if ``arr`` holds a NaN and ``+inf`` if it holds an infinity,
+    else finite, unless it overflows.  False therefore means "look closer",
+    not "bad": an overflow, or an infinity the caller allows, is then judged by
+    the caller's exact checks.  Only a plain ndarray (no subclass, whose
+    products may differ) of a float type with at least one entry is screened.
+    """
+    plain = type(arr) is np.ndarray and arr.dtype in FLOAT_TYPES and arr.size > 0
+    return plain and math.isfinite(np.vdot(arr, arr))
 
 
 def check_no_nan(arr: np.ndarray, name: str) -> None:
@@ -122,9 +143,7 @@ def normalize_axis(axis: Any, ndim: int, name: str = "axis", array: str = "x") -
     ``array`` names the input the axis belongs to: a scalar input is its fault,
     not the axis's.
     """
-    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
-        raise TypeError(f"{name} must be an integer; got {axis!r}")
-    axis = int(axis)
+    axis = check_integer(axis, name)
     if ndim == 0:
         raise ValueError(f"{array} must have at least one dimension (the function "
                          f"works along {name}={axis}); got a scalar (0-d array)")
@@ -157,6 +176,8 @@ def check_choice(value: Any, name: str, choices: tuple) -> str:
     ``TypeError`` if it is not a string at all (a list, an array, None),
     ``ValueError`` if it is a string not among ``choices``.
     """
+    if type(value) is str and value in choices:
+        return value  # the common case, before the message is built
     listed = ", ".join(repr(c) for c in choices)
     if not isinstance(value, str):
         raise TypeError(f"{name} must be one of {listed} (a string); got "
@@ -222,19 +243,22 @@ def check_scalar(
 
 
 def check_integer(value: Any, name: str) -> int:
-    """Return ``value`` as an int after checking it is an integer (not a bool)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    """Return ``value`` as an int after checking it is an integer (not a bool).
+
+    A plain ``int``, the common case, is let through before the slower checks.
+    """
+    if type(value) is not int and (isinstance(value, (bool, np.bool_))
+                                   or not isinstance(value, numbers.Integral)):
         raise TypeError(f"{name} must be an integer; got {value!r}")
     return int(value)
 
 
 def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     """Return ``value`` as an int after checking it is an integer >= ``minimum``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer; got {value!r}")
+    value = check_integer(value, name)
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value}")
-    return int(value)
+    return value
 
 
 def as_class_indices(
@@ -244,7 +268,8 @@ def as_class_indices(
 
     Floating arrays are rejected even when their values are whole numbers:
     PyTorch does the same, and it catches probability targets passed by
-    mistake in the wrong layout.
+    mistake in the wrong layout.  The smallest and largest index check the
+    range; only when one is out of it is the mask that says where built.
     """
     arr = np.asarray(targets)
     if arr.dtype.kind not in "iu":
@@ -252,13 +277,10 @@ def as_class_indices(
             f"{name} must be integer class indices in [0, {num_classes}); "
             f"got dtype {arr.dtype}"
         )
-    if arr.size:
+    if arr.size and not 0 <= arr.min() <= arr.max() < num_classes:
         bad = (arr < 0) | (arr >= num_classes)
-        if bad.any():
-            raise ValueError(
-                f"{name} must be integers in [0, {num_classes}); "
-                f"got {arr[bad].flat[0]}{at_index(bad)}"
-            )
+        raise ValueError(f"{name} must be integers in [0, {num_classes}); "
+                         f"got {arr[bad].flat[0]}{at_index(bad)}")
     return arr.astype(np.intp, copy=False)
 
 
@@ -352,7 +374,7 @@ def check_parameter(param: Any, name: str = "param") -> np.ndarray:
 
 def check_finite_gradient(grad: np.ndarray, name: str) -> None:
     """Raise ``FloatingPointError`` naming ``grads[name]`` unless it is all finite."""
-    if np.isfinite(grad).all():
+    if screened_finite(grad) or np.isfinite(grad).all():
         return
     where = tuple(int(i) for i in np.argwhere(~np.isfinite(grad))[0])
     raise FloatingPointError(
