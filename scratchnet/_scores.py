@@ -35,10 +35,10 @@ def check_scores(x: Any, name: str = "x", axis: Any = -1, *, keepdims: Any = Fal
     every entry is ``-inf`` (every probability 0: no softmax).  An axis of
     length 0 passes (an empty sum).
 
-    The common case, every score finite, is proved by :func:`screened_finite`
-    in one pass, and the exact checks, which say where a bad entry is, run only
-    when the screen fails: on the inputs they reject, and on infinities (which
-    may be allowed).
+    The common case, every score finite, is proved in one pass by
+    ``screened_finite`` (``scratchnet._validation``), and the exact checks,
+    which say where a bad entry is, run only when the screen fails: on the
+    inputs they reject, and on infinities (which may be allowed).
     """
     x = as_float_array(x, name, check_nan=False)
     axis = normalize_axis(axis, x.ndim, array=name)
