@@ -1,4 +1,4 @@
-"""CPU per training step of the chapter networks, against the engine in the same run.
+"""CPU per training step of the chapter networks, against the fast path in the same run.
 
 Usage::
 
@@ -8,8 +8,8 @@ A step is ``sn.train_step``: forward, mean cross-entropy and its gradient,
 backward, SGD update, on batches of 64 drawn from ``sn.tasks.separated()``
 beforehand (the same batches for every network).  The chapter networks
 (``sn.TwoLayerMLP(1, 64, 2)``, ``sn.MLP([1, 32, 2])``) check every argument
-of every layer and loss at every step; the engine (``sn.fast.MLP`` of the same
-sizes) checks once per step.  So the ratio chapter / engine is mostly the cost
+of every layer and loss at every step; the fast path (``sn.fast.MLP`` of the
+same sizes) checks once per step.  So the ratio chapter / fast path is mostly the cost
 of the chapters' validation and of their separate, readable passes.  The
 chapter losses are also timed alone on a (64, 2) batch.
 
@@ -36,9 +36,9 @@ import scratchnet as sn  # noqa: E402
 
 NETWORKS = {
     "chapter TwoLayerMLP(1, 64, 2)": lambda: sn.TwoLayerMLP(1, 64, 2, rng=0),
-    "engine  fast.MLP([1, 64, 2])": lambda: sn.fast.MLP([1, 64, 2], rng=0),
+    "fast    fast.MLP([1, 64, 2])": lambda: sn.fast.MLP([1, 64, 2], rng=0),
     "chapter MLP([1, 32, 2])": lambda: sn.MLP([1, 32, 2], rng=0),
-    "engine  fast.MLP([1, 32, 2])": lambda: sn.fast.MLP([1, 32, 2], rng=0),
+    "fast    fast.MLP([1, 32, 2])": lambda: sn.fast.MLP([1, 32, 2], rng=0),
 }
 
 
@@ -93,10 +93,10 @@ def main():
     print(f"CPU per step (best of {OPTIONS.repeats} runs of {OPTIONS.steps} steps), "
           f"batch 64, OpenBLAS threads {os.environ['OPENBLAS_NUM_THREADS']}")
     names = list(NETWORKS)
-    for chapter, engine in zip(names[::2], names[1::2]):
+    for chapter, fast in zip(names[::2], names[1::2]):
         print(f"  {chapter:32s} {per[chapter]:7.1f} us/step   "
-              f"{per[chapter] / per[engine]:5.2f}x the engine")
-        print(f"  {engine:32s} {per[engine]:7.1f} us/step")
+              f"{per[chapter] / per[fast]:5.2f}x the fast path")
+        print(f"  {fast:32s} {per[fast]:7.1f} us/step")
     print("The chapter losses alone on (64, 2) logits:")
     for name in losses:
         print(f"  {name:32s} {per[name]:7.1f} us/call")
