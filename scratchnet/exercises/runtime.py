@@ -298,7 +298,7 @@ def compile_for_children(grader: Path, seen_as: Optional[str] = None) -> List[Pa
     Returns
     -------
     list of Path
-        The files written.
+        ``shim.pyc`` first, then the modules' caches in ``__pycache__``.
 
     Examples
     --------
