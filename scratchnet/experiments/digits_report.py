@@ -427,13 +427,9 @@ def real_main(argv: Optional[Sequence[str]] = None) -> int:
 
     Examples
     --------
-    The study on iris with tiny settings (not run here: its three figures cost
-    seconds; ``tests/test_real.py`` runs the command on a CSV file and checks
-    every file it writes, and the study on iris by name):
-
     >>> import tempfile
     >>> from scratchnet.experiments.digits_report import real_main
-    >>> with tempfile.TemporaryDirectory() as out:                # doctest: +SKIP
+    >>> with tempfile.TemporaryDirectory() as out:
     ...     real_main(["--dataset", "iris", "--sizes", "50", "--steps", "20",
     ...                "--seeds", "2", "--hidden", "8", "--jobs", "1", "--quiet",
     ...                "--out", out])
@@ -459,13 +455,9 @@ def main(argv: Optional[Sequence[str]] = None, command: str = "digits") -> int:
 
     Examples
     --------
-    The study with tiny settings (not run here: its three figures cost seconds;
-    ``tests/test_digits_experiment.py`` runs the command and checks every file
-    it writes and what it prints; :func:`write_digits` draws the figures):
-
     >>> import tempfile
     >>> from scratchnet.experiments.digits_report import main
-    >>> with tempfile.TemporaryDirectory() as out:                # doctest: +SKIP
+    >>> with tempfile.TemporaryDirectory() as out:
     ...     main(["--sizes", "50", "--steps", "20", "--seeds", "2", "--dim", "4",
     ...           "--hidden", "8", "--jobs", "1", "--quiet", "--out", out])
     0

@@ -456,16 +456,9 @@ def save_sweep_figures(result: Sweep, out: Union[str, Path], *,
 
     Examples
     --------
-    One loss, one width, one prior: one phase diagram and one tail-mass figure
-    (not run here: a saved figure costs about a second; the command line's tests,
-    ``tests/test_sweeps.py`` and ``tests/test_experiments_robust.py``, write and
-    name them, with several losses too):
-
     >>> import scratchnet as sn, tempfile
-    >>> result = sn.experiments.sweep("1,3", "1,2", steps=(20,), seeds=1,
-    ...                               jobs=1)                     # doctest: +SKIP
-    >>> [p.name for p in sn.experiments.save_sweep_figures(
-    ...     result, tempfile.mkdtemp())]                          # doctest: +SKIP
+    >>> result = sn.experiments.sweep("1,3", "1,2", steps=(20,), seeds=1, jobs=1)
+    >>> [p.name for p in sn.experiments.save_sweep_figures(result, tempfile.mkdtemp())]
     ['phase.png', 'tail_mass.png']
     """
     _check_sweep(result)
