@@ -146,7 +146,7 @@ def _index_targets(targets: Any, shape: tuple, name: str,
         raise TypeError(f"targets must be integer class indices in [0, {m}); "
                         f"got dtype {t.dtype}")
     if t.size:
-        low, high = np.minimum.reduce(t, axis=None), np.maximum.reduce(t, axis=None)
+        low, high = t.min(), t.max()
         if 0 <= low and high < m and (ignore_index is None
                                       or not low <= ignore_index <= high):
             return t.reshape(-1).astype(np.intp, copy=False), None
