@@ -2,6 +2,7 @@
 tolerant comparison of notebook cells that print numbers from training runs, and the
 order in which pytest-xdist's workers take the test files."""
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -17,6 +18,14 @@ import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 matplotlib.use("Agg")
+
+# Python's cyclic garbage collector, at its defaults (a collection every 700
+# allocations), walks a worker's heap again and again: the modules, NumPy,
+# scikit-learn and the 6,000 collected tests.  Collected every 50,000
+# allocations, with what collection built frozen (``pytest_collection_finish``
+# below), the tests of the unit modules, the estimators and the doctests took
+# 68-71 s of CPU instead of 75-79 s.
+gc.set_threshold(50_000, 10, 10)
 
 # Deterministic, bounded property tests: the same examples on every run.
 settings.register_profile(
@@ -73,6 +82,37 @@ def pytest_runtest_call(item):
             f"the tolerance ({listed[0]}):\n" + "\n".join(differ)
         )
     return result
+
+
+def pytest_collection_finish(session):
+    """Leave what collection built (modules, test items) out of every later
+    garbage collection: it lives as long as the run."""
+    gc.freeze()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """An expected failure is reported by its reason: its traceback is cut first.
+
+    A test marked ``xfail`` (no condition, no ``raises``) that fails is reported
+    as XFAIL with the marker's reason, and its traceback is never shown; pytest
+    formats it all the same, reading every module it passes through (3 s of CPU
+    for the nine scikit-learn checks of ``tests/test_estimators.py``).  Here it
+    is cut to the test function's own frame, and the exceptions chained to it
+    are left out.  ``--runxfail`` keeps it whole.
+    """
+    marker = item.get_closest_marker("xfail")
+    if (call.when != "call" or call.excinfo is None or marker is None or marker.args
+            or {"condition", "raises"} & set(marker.kwargs)
+            or item.config.option.runxfail):
+        return
+    tb = call.excinfo.tb
+    while tb is not None and tb.tb_frame.f_code.co_filename != str(item.path):
+        tb = tb.tb_next
+    if tb is not None:
+        tb.tb_next = None
+    call.excinfo.value.__suppress_context__ = True
+    call.excinfo.value.__cause__ = None
 
 
 # The test command runs on every core (``-n auto --dist loadfile`` in setup.cfg):

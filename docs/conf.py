@@ -42,12 +42,14 @@ it was (the HTML is the same, byte for byte): ``chapter_nav`` (the sidebar's
 chapter list resolved from the pages' titles alone), ``numpydoc_once``
 (numpydoc's template compiled once, not once per docstring, and its signature
 handler, which changed nothing here, dropped) and ``search_stems`` (each word
-of the search index stemmed once, not once per page).
+of the search index stemmed once, not once per page).  And Python's garbage
+collector runs less often (below).
 """
 
 from __future__ import annotations
 
 import filecmp
+import gc
 import os
 import shutil
 import sys
@@ -64,6 +66,13 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))  # document the source tree, installed or not
 sys.path.insert(0, str(DOCS / "_ext"))  # chapter_links
 os.environ.setdefault("MPLBACKEND", "Agg")  # plotting imports matplotlib headless
+
+# The build holds about a million Python objects (the environment and the
+# doctrees).  At the cyclic collector's default threshold, a collection every 700
+# allocations, it ran 4,600 times and walked the whole heap 15 times: 8 to 9 s of
+# a 48 s build.  Every 50,000 allocations: 40 s, and the build's peak memory is
+# the same (380 MB).
+gc.set_threshold(50_000, 10, 10)
 
 import scratchnet  # noqa: E402
 
