@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from _support import build_figures_without_rendering
 
 import scratchnet as sn
 from scratchnet import experiments
@@ -160,7 +161,11 @@ def test_other_losses_are_read_through_their_own_readout():
 # --- the command line, end to end ------------------------------------------------------
 
 
-def test_sweep_command_writes_the_table_and_the_figures(tmp_path, capsys):
+def test_sweep_command_writes_the_table_and_the_figures(tmp_path, capsys, monkeypatch):
+    # the figures are built and named, not rendered: each kind is drawn by
+    # test_experiments_robust.py's legends test, and written by the example of
+    # experiments.save_sweep_figures
+    build_figures_without_rendering(monkeypatch)
     code = main(["sweep", "--mu2", "1:3:2", "--sigma1", "1,2", "--steps", "20,40",
                  "--seeds", "2", "--losses", "cross_entropy,mse", "--widths", "16",
                  "--jobs", "1", "--out", str(tmp_path)])
@@ -168,7 +173,7 @@ def test_sweep_command_writes_the_table_and_the_figures(tmp_path, capsys):
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["losses.png", "phase_cross_entropy.png", "phase_mse.png",
                      "sweep.csv", "sweep.log", "sweep_summary.csv", "tail_mass.png"]
-    for name in names:
+    for name in ("sweep.csv", "sweep.log", "sweep_summary.csv"):
         assert (tmp_path / name).stat().st_size > 0
     rows = _read_csv(tmp_path / "sweep.csv")
     assert tuple(rows[0]) == experiments.SWEEP_COLUMNS
