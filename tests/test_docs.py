@@ -10,6 +10,7 @@ build in a browser.  The ``>>>`` examples of the pages are run as doctests.
 """
 
 import importlib
+import importlib.util
 import inspect
 import re
 from html.parser import HTMLParser
@@ -276,8 +277,6 @@ def test_the_pages_examples_print_what_they_show(page):
 
 def _make_tables():
     """``scripts/make_tables.py``, imported from its file."""
-    import importlib.util
-
     path = ROOT / "scripts" / "make_tables.py"
     spec = importlib.util.spec_from_file_location("make_tables", path)
     module = importlib.util.module_from_spec(spec)
