@@ -1,12 +1,15 @@
-"""Shared pytest set-up: doctest namespace, a deterministic Hypothesis profile, the
-tolerant comparison of notebook cells that print numbers from training runs, the
-order in which pytest-xdist's workers take the test files, and two savings of CPU
-that change no outcome: a garbage collector that walks the heap less often, and
-expected failures reported without formatting their tracebacks."""
+"""Shared pytest set-up: the doctests' namespace and temporary folder, a
+deterministic Hypothesis profile, the tolerant comparison of notebook cells that
+print numbers from training runs, the order in which pytest-xdist's workers take
+the test files, and two savings of CPU that change no outcome: a garbage
+collector that walks the heap less often, and expected failures reported without
+formatting their tracebacks."""
 
+import doctest
 import gc
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 # The networks here are tiny: BLAS threads only add overhead (and contention on
@@ -40,9 +43,20 @@ if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
     np.set_printoptions(legacy="1.25")
 
 
+@pytest.fixture(scope="session")
+def _doctest_tempdir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("doctest-tempfiles"))
+
+
 @pytest.fixture(autouse=True)
-def _doctest_numpy(doctest_namespace):
+def _doctest_namespace(request, doctest_namespace):
+    """Doctests see ``np``; the folders their examples make with ``tempfile``
+    (``tempfile.mkdtemp()``) are made in pytest's own temporary folder, which it
+    removes three runs later, not left in the system's."""
     doctest_namespace["np"] = np
+    if isinstance(getattr(request.node, "dtest", None), doctest.DocTest):
+        request.getfixturevalue("monkeypatch").setattr(
+            tempfile, "tempdir", request.getfixturevalue("_doctest_tempdir"))
 
 
 def _tolerances():

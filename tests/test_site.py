@@ -197,10 +197,15 @@ def site():
     )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    shots = Path(tempfile.mkdtemp(prefix="scratchnet-screenshots-"))
-    yield f"http://127.0.0.1:{server.server_port}/", shots
+    yield f"http://127.0.0.1:{server.server_port}/"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="module")
+def screenshots():
+    """The screenshots' folder, kept after the run: made only when they are asked for."""
+    return Path(tempfile.mkdtemp(prefix="scratchnet-screenshots-"))
 
 
 def _chromium(
@@ -336,7 +341,7 @@ def _has_math(html_dir: Path, page: str) -> bool:
 @pytest.fixture(scope="module")
 def reports(site, tmp_path_factory):
     """``{page: report}`` of every page and of the planted pages, from one Chromium run."""
-    base, _ = site
+    base = site
     html_dir = built_site()
     pages = _pages(html_dir)
     assert "derivation.html" in pages and len(pages) >= 40, pages
@@ -382,7 +387,7 @@ def _typeset(report: dict) -> list:
 @needs_browser
 def test_every_page_renders_offline(site, reports):
     """On every page: the math typeset, every image loaded, nothing from outside."""
-    base, _ = site
+    base = site
     html_dir = built_site()
     problems = []
     for page, report in reports.items():
@@ -428,7 +433,7 @@ def test_display_equations_fit_the_page_at_1280px(reports):
 @pytest.mark.parametrize("planted", PLANTED_PAGES)
 def test_the_probe_finds_each_planted_fault(site, reports, planted):
     """A copy of a page with a fault of each kind fails every check above."""
-    base, _ = site
+    base = site
     report = reports[planted]
     assert report["whole"] == (planted == PLANTED_WHOLE)
     assert report["mjx"] > 0, "the planted page's math was not typeset at all"
@@ -448,10 +453,9 @@ def test_the_probe_finds_each_planted_fault(site, reports, planted):
     reason="screenshots for a person: set SCRATCHNET_SCREENSHOTS=1 (and pytest -s)",
 )
 @pytest.mark.parametrize("name", PAGES)
-def test_screenshot(site, name, tmp_path):
-    base, shots = site
-    shot = shots / f"{name}.png"
-    _chromium(base + PAGES[name], tmp_path / "shot", f"--screenshot={shot}",
+def test_screenshot(site, screenshots, name, tmp_path):
+    shot = screenshots / f"{name}.png"
+    _chromium(site + PAGES[name], tmp_path / "shot", f"--screenshot={shot}",
               height=HEIGHTS[name])
     assert shot.is_file() and shot.stat().st_size > 10_000, "no screenshot"
     print(f"screenshot: {shot}")
