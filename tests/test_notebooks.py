@@ -6,7 +6,8 @@
   ``setup.cfg`` (``--nbval --nbval-current-env --nbval-sanitize-with
   tests/nbval_sanitize.cfg``), which masks run times and memory addresses and
   nothing else.  ``test_the_suite_compares_every_notebook`` fails if that
-  configuration is lost.  Refresh the stored outputs with
+  configuration is lost.  The kernels draw each figure a cell shows but make no
+  image of it (``tests/_kernel_startup.py``).  Refresh the stored outputs with
   ``python scripts/execute_notebooks.py``.
 * A cell that prints numbers from a training run (or a rounding-error
   measurement), whose last digits differ between CPUs, is tagged
@@ -68,6 +69,27 @@ def test_the_suite_compares_every_notebook(pytestconfig):
     assert sanitize and Path(sanitize).resolve() == SANITIZE, (
         "setup.cfg addopts must include --nbval-sanitize-with tests/nbval_sanitize.cfg"
     )
+
+
+def test_the_tests_kernels_draw_each_figure_and_render_no_image():
+    """A kernel of the tests runs ``tests/_kernel_startup.py``: a figure shown keeps
+    its ``text/plain`` output and gives no image, a figure that cannot be drawn
+    fails its cell, and the file leaves no name in the notebook's namespace."""
+    nbclient = pytest.importorskip("nbclient")
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in (
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.title('$x^2$');",
+        # no denominator; shown within the cell, so only the figure's display draws it
+        "plt.plot([1, 2])\nplt.title(r'$\\frac{1}$')\nplt.show()",
+        "print([name for name in dir() if 'install' in name or 'drawn' in name])",
+    )]
+    nbclient.NotebookClient(notebook, kernel_name="python3", allow_errors=True,
+                            timeout=120).execute()
+    shown, broken, names = (cell.outputs for cell in notebook.cells)
+    assert [(o.output_type, dict(o.data)) for o in shown] == [
+        ("display_data", {"text/plain": "<Figure size 640x480 with 1 Axes>"})]
+    assert any(o.output_type == "error" and "frac" in o.evalue for o in broken), broken
+    assert [o.text for o in names] == ["[]\n"]
 
 
 def test_the_masks_hide_only_times_and_addresses():
