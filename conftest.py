@@ -16,8 +16,8 @@ from pathlib import Path
 # a 2-core CI machine).  Set before NumPy loads; notebook kernels inherit it.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
-# Notebook kernels (nbval's, and those a test starts) run this file first: their
-# figures are drawn in full but not rendered, nbval comparing no image (see there).
+# Notebook kernels (nbval's, and those a test starts) run this file first: a figure
+# a cell shows is drawn but gives no image, which nbval would not compare (see there).
 os.environ["PYTHONSTARTUP"] = str(Path(__file__).resolve().parent / "tests"
                                   / "_kernel_startup.py")
 
