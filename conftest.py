@@ -1,9 +1,10 @@
-"""Shared pytest set-up: the doctests' namespace and temporary folder, a
-deterministic Hypothesis profile, the tolerant comparison of notebook cells that
-print numbers from training runs, the order in which pytest-xdist's workers take
-the test files, and two savings of CPU that change no outcome: a garbage
-collector that walks the heap less often, and expected failures reported without
-formatting their tracebacks."""
+"""Shared pytest set-up: the doctests' namespace and temporary folder, the file
+notebook kernels run first (``tests/_kernel_startup.py``: figures drawn, no image
+made), a deterministic Hypothesis profile, the tolerant comparison of notebook
+cells that print numbers from training runs, the order in which pytest-xdist's
+workers take the test files, and two savings of CPU that change no outcome: a
+garbage collector that walks the heap less often, and expected failures reported
+without formatting their tracebacks."""
 
 import doctest
 import gc
