@@ -9,6 +9,7 @@ without formatting their tracebacks."""
 import doctest
 import gc
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -49,15 +50,22 @@ if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
 
 
 @pytest.fixture(scope="session")
-def _doctest_tempdir(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("doctest-tempfiles"))
+def _doctest_tempdir():
+    """One folder in the system's temporary folder for the run's doctests, removed
+    at its end.  Not in pytest's own tree: that is private to this user, and as
+    root the grader's sandbox (``check``'s examples) runs as another uid, which
+    must pass through it."""
+    folder = tempfile.mkdtemp(prefix="scratchnet-doctests-")
+    os.chmod(folder, 0o711)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
 def _doctest_namespace(request, doctest_namespace):
     """Doctests see ``np``; the folders their examples make with ``tempfile``
-    (``tempfile.mkdtemp()``) are made in pytest's own temporary folder, which it
-    removes three runs later, not left in the system's."""
+    (``tempfile.mkdtemp()``) are made in one folder that the run removes, not left
+    in the system's temporary folder."""
     doctest_namespace["np"] = np
     if isinstance(getattr(request.node, "dtest", None), doctest.DocTest):
         request.getfixturevalue("monkeypatch").setattr(

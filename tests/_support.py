@@ -96,6 +96,7 @@ CHAPTERS = [
     "exercises.diagnoses",
     "exercises.runtime",
     "exercises.confine",
+    "exercises.forkserver",
     "exercises.sandbox",
     "exercises.remote",
     "exercises.sides",

@@ -378,13 +378,15 @@ def test_forged_frames_and_a_patched_shim_score_no_more_than_zeros(isolation, tm
     write_assignment(["logsumexp", "softmax", "log_softmax"], assignment)
     # Graded in a fresh process, whose only children are this grading's (this
     # session's RUSAGE_CHILDREN holds the largest child of every earlier test):
-    # its report, and the peak memory of the grading process.
+    # its report, and the peak memory of the grading process, an interpreter of
+    # its own here (a fork of the grading server is not this process's child).
     code = ("import json, resource, sys; from scratchnet.exercises import check; "
             "report = check(sys.argv[1], assignment=sys.argv[2]); "
             "print(json.dumps({r['id']: r for r in report.results})); "
             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
     done = subprocess.run([sys.executable, "-c", code, str(folder), str(assignment)],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True,
+                          env={**os.environ, "SCRATCHNET_FORKSERVER": "0"})
     graded, peak = done.stdout.splitlines()[-2:]
     results = json.loads(graded)
     _no_better_than_zeros(results, zeros)

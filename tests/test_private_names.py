@@ -36,9 +36,13 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "scratchnet"
 
-# Known exceptions: none.  Each entry would be (file relative to scratchnet/,
-# the offending code as ast.unparse writes it), with the reason beside it.
-ALLOWED: set = set()
+# Known exceptions, each (file relative to scratchnet/, the code as ast.unparse
+# writes it), with the reason beside it.
+ALLOWED: set = {
+    # the standard library's public way for a forked child to end (the name
+    # predates the convention): sys.exit would unwind into the server's loop
+    ("exercises/forkserver.py", "os._exit"),
+}
 
 
 def _is_private(name: str) -> bool:

@@ -4,8 +4,10 @@
 :func:`~scratchnet.exercises.confine.stage`), chooses the sandbox
 (:func:`~scratchnet.exercises.sandbox.choose`: refused without one unless
 the code is the student's own or ``no_sandbox``), and starts a dedicated
-grading process, ``python -I -S`` in a private folder, sending it the job on
-its stdin (never in its argv, where any process could read it).  That
+grading process in a private folder (a fork of a clean ``python -I -S`` that
+has imported the grader and does nothing else:
+:mod:`~scratchnet.exercises.forkserver`), sending it the job on its stdin
+(never in its argv, where any process could read it).  That
 process reads the submission's source first (missing, broken, a library
 import: messages), then grades each exercise in a fresh sandboxed child
 (:mod:`scratchnet.exercises.remote`) that holds NumPy, the submission, the
@@ -19,7 +21,6 @@ runs past the time limit, the exercise's remaining checks are skipped.
 from __future__ import annotations
 
 import ast
-import ctypes
 import json
 import os
 import re
@@ -37,6 +38,7 @@ from .assignment import read_assignment
 from .catalogue import CATALOGUE, Exercise, select
 from .checking import checks_of, scored
 from .confine import kill_uid, uid_for
+from .forkserver import not_dumpable, start
 from .grading import Children, exercise_budget, grade_exercise
 from .own import load_own
 from .report import Report
@@ -136,12 +138,6 @@ def exercises_in(directory: Any) -> List[Exercise]:
     return found
 
 
-def _not_dumpable() -> None:
-    """No process of the same user may ptrace this one or read its memory (Linux)."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)   # PR_SET_DUMPABLE, 0
-
-
 def grade(job: Dict[str, Any]) -> Report:
     """Grade in this process (the dedicated grading process): the report.
 
@@ -166,7 +162,7 @@ def grade(job: Dict[str, Any]) -> Report:
     True
     """
     start = time.perf_counter()
-    _not_dumpable()
+    not_dumpable()
     load_own(*job.get("own", []))   # the instructor's exercises files
     workdir = Path(tempfile.mkdtemp(prefix="scratchnet-grading-"))
     try:
@@ -331,7 +327,9 @@ def owned_by_me(directory: Any) -> bool:
 
 
 def _grading_process(job: Dict[str, Any], tmp: Path) -> Report:
-    """Run :func:`main` in a new ``python -I -S`` in a private folder, job on stdin."""
+    """Run :func:`main` in a grading process of its own, in a private folder, job
+    on stdin: a fork of a clean ``python -I -S``
+    (:mod:`~scratchnet.exercises.forkserver`)."""
     home = tmp / "grader"
     home.mkdir()
     # this scratchnet first, then this process's own path (its package folders and
@@ -340,12 +338,8 @@ def _grading_process(job: Dict[str, Any], tmp: Path) -> Report:
     here = os.path.realpath(os.getcwd())
     path = [str(Path(__file__).resolve().parents[2]),
             *[p for p in sys.path if os.path.isabs(p) and os.path.realpath(p) != here]]
-    boot = (f"import sys; sys.path[:0] = {path!r}; "
-            "from scratchnet.exercises.grader import main; sys.exit(main([]))")
     budget = time_budget(job)
-    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", boot], cwd=home,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    proc = start(path, "scratchnet.exercises.grader", "main", str(home))
     try:
         out, err = proc.communicate(json.dumps(job).encode(), timeout=budget)
     except subprocess.TimeoutExpired:   # the grader's own clock, around everything
