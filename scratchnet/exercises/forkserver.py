@@ -43,7 +43,7 @@ import time
 import traceback
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-__all__ = ["Forked", "not_dumpable", "serve", "start"]
+__all__ = ["CHANGING", "START_SECONDS", "Forked", "not_dumpable", "serve", "start"]
 
 #: Seconds to wait for a server's first answer (the fork's pid).
 START_SECONDS = 60.0
