@@ -5,8 +5,9 @@ process is: its pid, parent, session, folder, open descriptors and what earlier
 gradings left in it.  A grading is a fresh fork with the caller's pipes as its only
 streams, its own session and its own folder; it is stopped at its time limit and
 the server goes on; a server killed is replaced; gradings from several threads each
-get their own answer; with ``SCRATCHNET_FORKSERVER=0`` each starts an interpreter
-of its own.
+get their own answer; another environment starts another server (but not pytest's
+name of the running test); with ``SCRATCHNET_FORKSERVER=0`` each grading starts an
+interpreter of its own.
 """
 
 import json
