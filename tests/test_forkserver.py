@@ -29,6 +29,12 @@ TESTS = Path(__file__).resolve().parent
 PATH = [str(TESTS), str(TESTS.parent), *filter(os.path.isabs, sys.path)]
 
 
+@pytest.fixture(autouse=True)
+def _server_on(monkeypatch):
+    """The server whatever the environment of the run says."""
+    monkeypatch.delenv("SCRATCHNET_FORKSERVER", raising=False)
+
+
 def _grade(folder, timeout=60, **request):
     grading = forkserver.start(PATH, "_forked_job", "main", str(folder))
     out, err = grading.communicate(json.dumps(request).encode(), timeout=timeout)
@@ -64,6 +70,7 @@ def test_a_grading_past_its_time_is_stopped_and_the_server_goes_on(tmp_path):
 
 def test_a_server_that_was_killed_is_replaced(tmp_path):
     _, before, _ = _grade(tmp_path)
+    assert before["ppid"] != os.getpid()   # the server, not this process
     os.kill(before["ppid"], signal.SIGKILL)
     grading, after, _ = _grade(tmp_path)
     assert grading.returncode == 0 and after["ppid"] not in (before["ppid"], os.getpid())
