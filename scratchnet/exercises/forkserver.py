@@ -20,8 +20,8 @@ and ``communicate(input, timeout)`` as a ``subprocess.Popen`` does.
 
 A server serves the process that started it, with the environment and paths it
 started with: another environment (but for :data:`CHANGING`) or other paths
-start another server.  It
-exits when the caller closes its socket (or dies) and its last fork has ended.
+start another server.  It exits when the caller closes its socket (or dies) and
+its last fork has ended.
 Where none can run (no ``os.pidfd_open``: not Linux, or Python before 3.9), with
 ``SCRATCHNET_FORKSERVER=0``, or when one cannot be reached twice in a row, a
 grading starts its own interpreter, a ``subprocess.Popen``.
