@@ -234,24 +234,27 @@ def _usable() -> bool:
             and os.environ.get("SCRATCHNET_FORKSERVER", "1") != "0")
 
 
-def _stop(server: Tuple[Any, subprocess.Popen, socket.socket, int]) -> None:
-    """Close a server's socket: it ends once its last fork has; reaped in a thread."""
+def _stop(server: Tuple[Any, subprocess.Popen, socket.socket, int],
+          wait: bool = False) -> None:
+    """Close a server's socket and pidfd: it ends once its last fork has.  Reaped
+    in a thread, or here (``wait``: at exit, killed past 10 s)."""
     server[2].close()
     os.close(server[3])
-    threading.Thread(target=server[1].wait, daemon=True).start()
+    if not wait:
+        threading.Thread(target=server[1].wait, daemon=True).start()
+        return
+    try:
+        server[1].wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server[1].kill()
+        server[1].wait()
 
 
 @atexit.register
 def _stop_at_exit() -> None:
     global _server
     if _server is not None and _server[0][0] == os.getpid():
-        _server[2].close()
-        os.close(_server[3])
-        try:
-            _server[1].wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            _server[1].kill()
-            _server[1].wait()
+        _stop(_server, wait=True)
     _server = None
 
 
